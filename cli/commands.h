@@ -1,0 +1,21 @@
+// Each subcommand registers itself on the top-level CLI11 app and runs
+// through a callback that sets the process exit code. Errors go to stderr
+// as one "ssmtune <cmd>: <message>" line.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "ssmtune/status.h"
+
+namespace ssmtune::cli {
+
+// Exit code a command's callback leaves for main().
+int& exit_code();
+// Prints "ssmtune <command>: <status>" to stderr and sets the exit code to 1
+// (2 for invalid arguments). Returns false when `s` is an error.
+bool report(const char* command, const Status& s);
+
+void add_devices_command(CLI::App& app);
+void add_compile_command(CLI::App& app);
+
+}  // namespace ssmtune::cli

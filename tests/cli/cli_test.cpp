@@ -1,0 +1,80 @@
+// The ssmtune command as a user runs it: help, errors, outputs.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "jit/driver.h"
+#include "support/run_command.h"
+
+namespace ssmtune {
+namespace {
+
+using testing::run_command;
+const std::string kBin = SSMTUNE_BINARY;
+
+TEST_CASE("ssmtune --help lists the subcommands", "[cli]") {
+  auto r = run_command(kBin + " --help");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("devices") != std::string::npos);
+  CHECK(r.out.find("compile") != std::string::npos);
+  for (const char* sub : {"devices", "compile"}) {
+    auto h = run_command(kBin + " " + sub + " --help");
+    INFO(sub << ": " << h.out);
+    CHECK(h.exit_code == 0);
+    CHECK(h.out.find("--format") != std::string::npos);
+  }
+}
+
+TEST_CASE("ssmtune with no or unknown subcommand fails with a message", "[cli]") {
+  auto r = run_command(kBin);
+  CHECK(r.exit_code != 0);
+  auto u = run_command(kBin + " frobnicate");
+  CHECK(u.exit_code != 0);
+  CHECK(u.out.find("frobnicate") != std::string::npos);
+}
+
+TEST_CASE("ssmtune devices lists GPUs or says there is no driver", "[cli]") {
+  auto r = run_command(kBin + " devices --format json");
+  if (jit::Driver::get().is_ok()) {
+    REQUIRE(r.exit_code == 0);
+    auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j.is_array());
+    REQUIRE_FALSE(j.empty());
+    CHECK(j[0]["uuid"].get<std::string>().rfind("GPU-", 0) == 0);
+  } else {
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("no CUDA driver found") != std::string::npos);
+    // One clear line, not a crash dump.
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+  }
+}
+
+TEST_CASE("ssmtune compile prints a resource report without a GPU", "[cli]") {
+  auto r = run_command(kBin + " compile --arch sm_80 --format json", false);
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 8);
+  for (const auto& row : j) {
+    CHECK(row["registers"].get<int>() > 0);
+    CHECK(row["spill_stores"].get<int>() == 0);
+    CHECK(row["program_compile_s"].get<double>() > 0);
+  }
+  auto csv = run_command(kBin + " compile --per-program 1 --format csv", false);
+  REQUIRE(csv.exit_code == 0);
+  CHECK(csv.out.rfind("program,instantiation,registers", 0) == 0);
+  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 9);
+}
+
+TEST_CASE("ssmtune compile rejects bad input", "[cli]") {
+  auto a = run_command(kBin + " compile --arch 90");
+  CHECK(a.exit_code == 2);
+  CHECK(a.out.find("sm_XX") != std::string::npos);
+  auto f = run_command(kBin + " compile --family nope");
+  CHECK(f.exit_code == 2);
+  CHECK(f.out.find("unknown kernel family 'nope'") != std::string::npos);
+  auto fmt = run_command(kBin + " compile --format xml");
+  CHECK(fmt.exit_code == 2);
+  CHECK(fmt.out.find("unknown format 'xml'") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace ssmtune
