@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <type_traits>
 
 namespace ssmtune::jit {
 namespace {
@@ -30,13 +31,14 @@ Result<Driver> load() {
   Driver d;
   if (get_version(&d.driver_version) != CUDA_SUCCESS)
     return Status::no_driver("cuDriverGetVersion failed");
-  d.api_version = std::min(CUDA_VERSION, d.driver_version);
 
-#define SSMTUNE_LOAD_DRIVER_FN(name)                                                         \
+#define SSMTUNE_LOAD_DRIVER_FN(name, version)                                                \
   {                                                                                          \
+    static_assert(std::is_same_v<decltype(&::name), PFN_##name##_v##version>,                \
+                  #name ": the requested ABI version does not match cuda.h's declaration");  \
     void* fn = nullptr;                                                                      \
     CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;             \
-    CUresult rc = get_proc(#name, &fn, d.api_version, CU_GET_PROC_ADDRESS_DEFAULT, &found);  \
+    CUresult rc = get_proc(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &found);        \
     if (rc != CUDA_SUCCESS || fn == nullptr || found != CU_GET_PROC_ADDRESS_SUCCESS)         \
       return Status::no_driver("the CUDA driver (" + cuda_version_string(d.driver_version) + \
                                ") does not provide " #name);                                 \
