@@ -20,24 +20,51 @@ namespace ssmtune::jit {
 // gained a context argument in 13.0; we use the 2.0 one). A static_assert in
 // driver.cpp checks each pairing. The member names go through cuda.h's
 // versioning macros (cuMemAlloc -> cuMemAlloc_v2), so calls read as usual.
-#define SSMTUNE_DRIVER_FUNCTIONS(X)                                                                \
-  X(cuInit, 2000)                                                                                  \
-  X(cuDriverGetVersion, 2020)                                                                      \
-  X(cuGetErrorName, 6000) X(cuGetErrorString, 6000) X(cuDeviceGet, 2000) X(cuDeviceGetCount, 2000) \
-      X(cuDeviceGetName, 2000) X(cuDeviceGetUuid, 11040) X(cuDeviceGetAttribute, 2000) X(          \
-          cuDeviceTotalMem, 3020) X(cuDevicePrimaryCtxRetain, 7000)                                \
-          X(cuDevicePrimaryCtxRelease, 11000) X(cuCtxSetCurrent, 4000) X(cuCtxGetCurrent, 4000) X( \
-              cuCtxSynchronize, 2000) X(cuModuleLoadData, 2000) X(cuModuleUnload, 2000)            \
-              X(cuModuleGetFunction, 2000) X(cuFuncGetAttribute, 2020) X(cuFuncSetAttribute, 9000) \
-                  X(cuLaunchKernel, 4000) X(cuStreamCreate, 2000) X(cuStreamDestroy, 4000) X(      \
-                      cuStreamSynchronize, 2000) X(cuStreamQuery, 2000) X(cuEventCreate, 2000)     \
-                      X(cuEventDestroy, 4000) X(cuEventRecord, 2000) X(cuEventSynchronize, 2000)   \
-                          X(cuEventElapsedTime, 12080) X(cuMemAlloc, 3020) X(cuMemFree, 3020)      \
-                              X(cuMemcpyHtoD, 3020) X(cuMemcpyDtoH, 3020)                          \
-                                  X(cuMemcpyHtoDAsync, 3020) X(cuMemcpyDtoHAsync, 3020)            \
-                                      X(cuMemcpyDtoDAsync, 3020) X(cuMemsetD8Async, 3020)          \
-                                          X(cuMemsetD32Async, 3020) X(cuMemGetInfo, 3020)          \
-                                              X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)
+// clang-format off
+#define SSMTUNE_DRIVER_FUNCTIONS(X) \
+  X(cuInit, 2000) \
+  X(cuDriverGetVersion, 2020) \
+  X(cuGetErrorName, 6000) \
+  X(cuGetErrorString, 6000) \
+  X(cuDeviceGet, 2000) \
+  X(cuDeviceGetCount, 2000) \
+  X(cuDeviceGetName, 2000) \
+  X(cuDeviceGetUuid, 11040) \
+  X(cuDeviceGetAttribute, 2000) \
+  X(cuDeviceTotalMem, 3020) \
+  X(cuDevicePrimaryCtxRetain, 7000) \
+  X(cuDevicePrimaryCtxRelease, 11000) \
+  X(cuCtxSetCurrent, 4000) \
+  X(cuCtxGetCurrent, 4000) \
+  X(cuCtxSynchronize, 2000) \
+  X(cuModuleLoadData, 2000) \
+  X(cuModuleUnload, 2000) \
+  X(cuModuleGetFunction, 2000) \
+  X(cuFuncGetAttribute, 2020) \
+  X(cuFuncSetAttribute, 9000) \
+  X(cuLaunchKernel, 4000) \
+  X(cuStreamCreate, 2000) \
+  X(cuStreamDestroy, 4000) \
+  X(cuStreamSynchronize, 2000) \
+  X(cuStreamQuery, 2000) \
+  X(cuEventCreate, 2000) \
+  X(cuEventDestroy, 4000) \
+  X(cuEventRecord, 2000) \
+  X(cuEventSynchronize, 2000) \
+  X(cuEventElapsedTime, 12080) \
+  X(cuMemAlloc, 3020) \
+  X(cuMemFree, 3020) \
+  X(cuMemcpyHtoD, 3020) \
+  X(cuMemcpyDtoH, 3020) \
+  X(cuMemcpyHtoDAsync, 3020) \
+  X(cuMemcpyDtoHAsync, 3020) \
+  X(cuMemcpyDtoDAsync, 3020) \
+  X(cuMemsetD8Async, 3020) \
+  X(cuMemsetD16Async, 3020) \
+  X(cuMemsetD32Async, 3020) \
+  X(cuMemGetInfo, 3020) \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050)
+// clang-format on
 
 struct Driver {
   // The loaded driver, or kNoDriver with one line saying what is missing.
