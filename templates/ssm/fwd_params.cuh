@@ -24,7 +24,8 @@ struct SsmFwdParams {
   const float* A;
   long long A_dim_stride;
   // B, C: variable (batch, groups, dstate, seqlen) in the input dtype, or
-  // constant (dim, dstate) fp32; the kernel's template flags say which.
+  // constant (dim, dstate) fp32 with B_batch_stride as the dim stride; the
+  // kernel's template flags say which.
   const void* B;
   long long B_batch_stride, B_group_stride, B_dstate_stride;
   const void* C;
@@ -49,9 +50,54 @@ struct SsmFwdParams {
   // Scratch owned by the launcher, sized for the config launched.
   // Multi-pass and look-back: per (batch, dim, dstate, chunk) carries.
   void* carries;
-  unsigned* flags;  // look-back: one status word per (batch, d-tile, chunk)
+  unsigned* flags;         // look-back: one status word per (batch, d-tile, chunk)
   unsigned* tile_counter;  // look-back: dynamic tile index, zeroed per launch
   int n_chunks;            // chunks of K timesteps: ceil(seqlen / K)
 };
+
+}  // namespace ssmtune_kernels
+
+#if defined(__CUDACC__)
+#define SSMTUNE_HD __host__ __device__
+#else
+#define SSMTUNE_HD
+#endif
+
+namespace ssmtune_kernels {
+
+// Shared-memory layout of the staged-chunk kernels (sequential, multipass,
+// lookback), in floats; host and device compute it with the same function.
+struct ChunkSmemLayout {
+  int row;             // padded row length of the per-channel arrays (chunk + 1: no bank conflicts)
+  int dt, u, y, b, c;  // offsets
+  int floats;          // total
+};
+
+SSMTUNE_HD constexpr ChunkSmemLayout chunk_smem_layout(int dstate, int chunk, int d_step,
+                                                       bool var_b, bool var_c) {
+  ChunkSmemLayout l{};
+  l.row = chunk + 1;
+  l.dt = 0;
+  l.u = l.dt + d_step * l.row;
+  l.y = l.u + d_step * l.row;
+  l.b = l.y + d_step * l.row;
+  l.c = l.b + (var_b ? dstate * chunk : 0);
+  l.floats = l.c + (var_c ? dstate * chunk : 0);
+  return l;
+}
+
+// Shared memory of the scan kernels (warpscan, blelloch), in bytes: staged
+// B/C tiles, the per-channel carried states and (blelloch) the scan arrays.
+SSMTUNE_HD constexpr int scan_smem_bytes(int dstate, int chunk, int d_step, int threads,
+                                         int acc_bytes, bool var_b, bool var_c, bool blelloch) {
+  return 4 * ((var_b ? dstate * chunk : 0) + (var_c ? dstate * chunk : 0)) +
+         acc_bytes * d_step * dstate + (blelloch ? 2 * acc_bytes * threads : 0);
+}
+
+// Tiles of channels: tiles never straddle a B/C group, so one staged B/C
+// tile serves every channel of a block.
+SSMTUNE_HD constexpr int tiles_per_group(int dim_per_group, int d_step) {
+  return (dim_per_group + d_step - 1) / d_step;
+}
 
 }  // namespace ssmtune_kernels

@@ -1,0 +1,145 @@
+// Single-pass chunked scan with decoupled look-back (Merrill and Garland
+// 2016), one launch. Each block takes the next (chunk, batch, tile) from a
+// counter (so every chunk's predecessors were scheduled before it: forward
+// progress), reduces its chunk to the affine map h -> A h + B per
+// (channel, state), publishes it, then walks back over its predecessors'
+// published maps until it finds one's inclusive state, publishes its own
+// inclusive state, and re-runs its chunk from the incoming state to write
+// the outputs. Scratch per (batch, tile, chunk): a flag word (0 nothing,
+// 1 aggregate, 2 inclusive) and 3 * d_step * dstate accumulators.
+#pragma once
+
+#include "ssm/fwd_chunk.cuh"
+
+namespace ssmtune_kernels {
+
+template <typename Tr>
+__global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_lookback(const SsmFwdParams p) {
+  static_assert(ChunkLayoutChecks<Tr>::kOk, "");
+  using AccT = typename Tr::AccT;
+  constexpr int kPer = ChannelStates<Tr>::kPerThread;
+  constexpr int kSlot = Tr::kDStep * Tr::kN;  // accumulators per slot
+  constexpr ChunkSmemLayout l =
+      chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC);
+  extern __shared__ float4 smem_raw[];
+  float* smem = reinterpret_cast<float*>(smem_raw);
+  __shared__ int s_id;
+  __shared__ unsigned s_flag;
+
+  if (threadIdx.x == 0) s_id = static_cast<int>(atomicAdd(p.tile_counter, 1u));
+  __syncthreads();
+  const int n_tiles = p.groups * tiles_per_group(p.dim_per_group, Tr::kDStep);
+  const int per_chunk = p.batch * n_tiles;
+  const int chunk = s_id / per_chunk;
+  const int b = (s_id % per_chunk) / n_tiles;
+  const int tile_index = s_id % n_tiles;
+  const Tile tile = make_tile<Tr>(p, tile_index, b);
+  const int t0 = chunk * Tr::kChunk;
+  const int len = min(Tr::kChunk, p.seqlen - t0);
+  const int c = threadIdx.x / Tr::kNSplit, s = threadIdx.x % Tr::kNSplit;
+  const bool active = c < tile.nd;
+  const int d = tile.d0 + (active ? c : 0);
+  const long long tile_base = (static_cast<long long>(b) * n_tiles + tile_index) * p.n_chunks;
+  AccT* vals = static_cast<AccT*>(p.carries);
+  auto slot = [&](int ch, int which) { return vals + ((tile_base + ch) * 3 + which) * kSlot; };
+
+  ChannelStates<Tr> cs;
+  cs.load(p, d, s, active);
+  AccT h[kPer], aprod[kPer], hin[kPer];
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    h[k] = 0;
+    aprod[k] = 1;
+  }
+  stage_chunk<Tr>(p, tile, t0, len, smem, l);
+  __syncthreads();
+  run_chunk<Tr, false>(cs, h, aprod, c, s, len, smem, l);  // the chunk's map (aprod, h)
+
+  if (chunk == 0) {
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int n = ChannelStates<Tr>::state(s, k);
+      hin[k] = 0;
+      if constexpr (Tr::kH0)
+        if (active && n < Tr::kN) hin[k] = p.h0[b * p.h0_batch_stride + d * p.h0_dim_stride + n];
+    }
+  } else {
+    // Publish the aggregate, then look back.
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int n = ChannelStates<Tr>::state(s, k);
+      if (n < Tr::kN) {
+        slot(chunk, 0)[c * Tr::kN + n] = aprod[k];
+        slot(chunk, 1)[c * Tr::kN + n] = h[k];
+      }
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) atomicExch(&p.flags[tile_base + chunk], 1u);
+
+    AccT ra[kPer], rb[kPer];  // running map of the chunks walked so far
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      ra[k] = 1;
+      rb[k] = 0;
+    }
+    for (int j = chunk - 1;; --j) {
+      if (threadIdx.x == 0) {
+        unsigned f;
+        while ((f = *reinterpret_cast<volatile unsigned*>(&p.flags[tile_base + j])) == 0) {
+        }
+        __threadfence();
+        s_flag = f;
+      }
+      __syncthreads();
+      const unsigned f = s_flag;
+      const AccT* incl = slot(j, 2);
+      const AccT* agg_a = slot(j, 0);
+      const AccT* agg_b = slot(j, 1);
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) {
+        const int n = ChannelStates<Tr>::state(s, k);
+        if (n < Tr::kN) {
+          const int i = c * Tr::kN + n;
+          if (f == 2) {
+            hin[k] = ra[k] * __ldcg(incl + i) + rb[k];
+          } else {
+            const AccT aj = __ldcg(agg_a + i);
+            rb[k] = ra[k] * __ldcg(agg_b + i) + rb[k];
+            ra[k] = ra[k] * aj;
+          }
+        }
+      }
+      __syncthreads();  // s_flag is rewritten next round
+      if (f == 2) break;
+    }
+  }
+
+  // Publish the inclusive state: the state after this chunk.
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int n = ChannelStates<Tr>::state(s, k);
+    if (n < Tr::kN) slot(chunk, 2)[c * Tr::kN + n] = aprod[k] * hin[k] + h[k];
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) atomicExch(&p.flags[tile_base + chunk], 2u);
+
+  // Re-run the chunk from the incoming state and write the outputs.
+  run_chunk<Tr, true>(cs, hin, aprod, c, s, len, smem, l);
+  __syncthreads();
+  write_chunk<Tr>(p, tile, t0, len, smem, l);
+  if constexpr (Tr::kLastState) {
+    if (active && chunk == p.n_chunks - 1) {
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) {
+        const int n = ChannelStates<Tr>::state(s, k);
+        if (n < Tr::kN)
+          p.last_state[b * p.last_state_batch_stride + d * p.last_state_dim_stride + n] =
+              static_cast<float>(hin[k]);
+      }
+    }
+  }
+}
+
+}  // namespace ssmtune_kernels

@@ -1,0 +1,61 @@
+// Sequential scan: each thread runs the recurrence along the whole sequence
+// for its (channel, states); chunks of kChunk timesteps are staged in shared
+// memory so B/C are read once per block and shared by its kDStep channels.
+// Parallelism comes only from batch x dim x n_split.
+#pragma once
+
+#include "ssm/fwd_chunk.cuh"
+
+namespace ssmtune_kernels {
+
+template <typename Tr>
+__global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_sequential(const SsmFwdParams p) {
+  static_assert(ChunkLayoutChecks<Tr>::kOk, "");
+  using AccT = typename Tr::AccT;
+  constexpr int kPer = ChannelStates<Tr>::kPerThread;
+  constexpr ChunkSmemLayout l =
+      chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC);
+  extern __shared__ float4 smem_raw[];
+  float* smem = reinterpret_cast<float*>(smem_raw);
+
+  const Tile tile = make_tile<Tr>(p, blockIdx.x, blockIdx.y);
+  const int c = threadIdx.x / Tr::kNSplit, s = threadIdx.x % Tr::kNSplit;
+  const bool active = c < tile.nd;
+  const int d = tile.d0 + (active ? c : 0);
+
+  ChannelStates<Tr> cs;
+  cs.load(p, d, s, active);
+  AccT h[kPer], unused[kPer];
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int n = ChannelStates<Tr>::state(s, k);
+    h[k] = 0;
+    if constexpr (Tr::kH0)
+      if (active && n < Tr::kN) h[k] = p.h0[tile.b * p.h0_batch_stride + d * p.h0_dim_stride + n];
+    unused[k] = 1;
+  }
+
+  for (int t0 = 0; t0 < p.seqlen; t0 += Tr::kChunk) {
+    const int len = min(Tr::kChunk, p.seqlen - t0);
+    __syncthreads();  // the previous chunk's smem is consumed
+    stage_chunk<Tr>(p, tile, t0, len, smem, l);
+    __syncthreads();
+    run_chunk<Tr, true>(cs, h, unused, c, s, len, smem, l);
+    __syncthreads();
+    write_chunk<Tr>(p, tile, t0, len, smem, l);
+  }
+
+  if constexpr (Tr::kLastState) {
+    if (active) {
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) {
+        const int n = ChannelStates<Tr>::state(s, k);
+        if (n < Tr::kN)
+          p.last_state[tile.b * p.last_state_batch_stride + d * p.last_state_dim_stride + n] =
+              static_cast<float>(h[k]);
+      }
+    }
+  }
+}
+
+}  // namespace ssmtune_kernels
