@@ -1,0 +1,193 @@
+// Error statistics in fp64 over every element, and the budget rules.
+#include "tuner/accuracy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "tuner/host_inputs.h"
+
+namespace ssmtune {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Accumulates the statistics one element at a time.
+class Scorer {
+ public:
+  Scorer(const std::vector<double>& ref, double rtol, double atol)
+      : ref_(ref), rtol_(rtol), atol_(atol) {
+    for (double r : ref) max_ref_ = std::max(max_ref_, std::fabs(r));
+    s_.count = static_cast<int64_t>(ref.size());
+  }
+
+  void unwritten() {
+    ++s_.unwritten;
+    ++s_.allclose_failures;
+  }
+
+  void value(size_t i, double got) {
+    if (!std::isfinite(got)) {
+      ++s_.nan_inf;
+      ++s_.allclose_failures;
+      return;
+    }
+    const double r = ref_[i];
+    const double err = std::fabs(got - r);
+    err2_ += err * err;
+    ref2_ += r * r;
+    s_.max_abs = std::max(s_.max_abs, err);
+    if (std::fabs(r) > 1e-3 * max_ref_) s_.max_rel = std::max(s_.max_rel, err / std::fabs(r));
+    if (!(err <= atol_ + rtol_ * std::fabs(r))) ++s_.allclose_failures;
+  }
+
+  ErrorStats finish() {
+    auto ratio = [](double num, double den) {
+      return num == 0 ? 0.0 : den == 0 ? kInf : num / den;
+    };
+    s_.rel_l2 = s_.unwritten + s_.nan_inf > 0 ? kInf : ratio(std::sqrt(err2_), std::sqrt(ref2_));
+    s_.max_abs_over_max_ref = ratio(s_.max_abs, max_ref_);
+    return s_;
+  }
+
+ private:
+  const std::vector<double>& ref_;
+  double rtol_, atol_;
+  double max_ref_ = 0, err2_ = 0, ref2_ = 0;
+  ErrorStats s_;
+};
+
+int severity(Verdict v) {
+  switch (v) {
+    case Verdict::kAtLimit:
+      return 0;
+    case Verdict::kInside:
+      return 1;
+    case Verdict::kOutside:
+      return 2;
+    case Verdict::kDefect:
+      return 3;
+  }
+  return 3;
+}
+
+}  // namespace
+
+std::vector<unsigned char> poison_pattern(DType dtype) {
+  const uint32_t bits = dtype == DType::kF32   ? kPoisonF32
+                        : dtype == DType::kF16 ? kPoisonF16
+                                               : kPoisonBF16;
+  std::vector<unsigned char> out(static_cast<size_t>(dtype_bytes(dtype)));
+  for (size_t k = 0; k < out.size(); ++k) out[k] = static_cast<unsigned char>(bits >> (8 * k));
+  return out;
+}
+
+ErrorStats score(const std::vector<double>& ref, const void* raw, DType dtype, double rtol,
+                 double atol) {
+  const auto* bytes = static_cast<const unsigned char*>(raw);
+  const std::vector<unsigned char> poison = poison_pattern(dtype);
+  const size_t es = poison.size();
+  const std::vector<double> got = decode(raw, ref.size(), dtype);
+  Scorer s(ref, rtol, atol);
+  for (size_t i = 0; i < ref.size(); ++i) {
+    if (std::memcmp(bytes + i * es, poison.data(), es) == 0) {
+      s.unwritten();
+    } else {
+      s.value(i, got[i]);
+    }
+  }
+  return s.finish();
+}
+
+ErrorStats score(const std::vector<double>& ref, const std::vector<double>& got, double rtol,
+                 double atol) {
+  Scorer s(ref, rtol, atol);
+  const size_t n = std::min(ref.size(), got.size());
+  for (size_t i = 0; i < n; ++i) s.value(i, got[i]);
+  return s.finish();
+}
+
+Tolerance mamba_tolerance(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return {6e-4, 2e-3};
+    case DType::kF16:
+      return {3e-3, 5e-3};
+    case DType::kBF16:
+      return {3e-2, 5e-2};
+  }
+  return {6e-4, 2e-3};
+}
+
+double rounding_floor(const std::vector<double>& ref, DType dtype) {
+  double err2 = 0, ref2 = 0;
+  for (double r : ref) {
+    const double e = round_to(r, dtype) - r;
+    err2 += e * e;
+    ref2 += r * r;
+  }
+  return ref2 == 0 ? 0.0 : std::sqrt(err2 / ref2);
+}
+
+ErrorBudget budget_for(DType /*input*/, bool acc_is_fp64, double floor) {
+  // The input dtype enters through the floor: half inputs are computed in
+  // fp32 (or fp64) like fp32 inputs, then rounded once on output.
+  const double f32 = kAccBudgetF32 + 1.5 * floor;
+  if (!acc_is_fp64) return {f32, kDefectFactor};
+  const double f64 = kAccBudgetF64 + 1.5 * floor;
+  return {f64, kDefectFactor * f32 / f64};
+}
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::kInside:
+      return "inside";
+    case Verdict::kAtLimit:
+      return "at-limit";
+    case Verdict::kOutside:
+      return "outside";
+    case Verdict::kDefect:
+      return "defect";
+  }
+  return "?";
+}
+
+Verdict classify(const ErrorStats& stats, const ErrorBudget& budget, double floor) {
+  if (stats.unwritten > 0 || stats.nan_inf > 0 ||
+      !(stats.rel_l2 <= budget.defect_factor * budget.rel_l2))
+    return Verdict::kDefect;
+  if (stats.rel_l2 > budget.rel_l2) return Verdict::kOutside;
+  if (floor > 0 && stats.rel_l2 <= 1.25 * floor) return Verdict::kAtLimit;
+  return Verdict::kInside;
+}
+
+Verdict worst(Verdict a, Verdict b) { return severity(a) >= severity(b) ? a : b; }
+
+RunScore score_run(const Problem& p, bool acc_is_fp64, const HostOutputs& ref, const void* out_raw,
+                   const void* out_z_raw, const float* last_state) {
+  RunScore r;
+  const Tolerance tol = mamba_tolerance(p.dtype);
+  r.has_out_z = p.has_z && out_z_raw != nullptr;
+  r.has_last_state = p.return_last_state && last_state != nullptr;
+  r.floor = rounding_floor(ref.out, p.dtype);
+  if (r.has_out_z) r.floor = std::max(r.floor, rounding_floor(ref.out_z, p.dtype));
+  r.budget = budget_for(p.dtype, acc_is_fp64, r.floor);
+
+  r.out = score(ref.out, out_raw, p.dtype, tol.rtol, tol.atol);
+  r.verdict = classify(r.out, r.budget, r.floor);
+  if (r.has_out_z) {
+    r.out_z = score(ref.out_z, out_z_raw, p.dtype, tol.rtol, tol.atol);
+    r.verdict = worst(r.verdict, classify(r.out_z, r.budget, r.floor));
+  }
+  if (r.has_last_state) {
+    const Tolerance t32 = mamba_tolerance(DType::kF32);
+    const double floor32 = rounding_floor(ref.last_state, DType::kF32);
+    r.last_state = score(ref.last_state, last_state, DType::kF32, t32.rtol, t32.atol);
+    r.verdict = worst(
+        r.verdict, classify(r.last_state, budget_for(DType::kF32, acc_is_fp64, floor32), floor32));
+  }
+  return r;
+}
+
+}  // namespace ssmtune

@@ -1,0 +1,73 @@
+// Default configs.
+#include "tuner/heuristics.h"
+
+#include <algorithm>
+
+namespace ssmtune {
+namespace {
+
+int pow2_floor(int64_t x) {
+  int p = 1;
+  while (p * 2 <= x) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+KernelConfig default_config(const Problem& p, ScanAlgo algo, AccType acc) {
+  KernelConfig c;
+  c.algo = algo;
+  c.acc = acc;
+  // fp64 has no fast exp; fp32 uses the MUFU ex2 (2 ulp, far inside the budget).
+  c.exp_mode = acc == AccType::kF64 ? ExpMode::kAccurate : ExpMode::kFast;
+  switch (algo) {
+    case ScanAlgo::kSequential:
+    case ScanAlgo::kMultiPass:
+    case ScanAlgo::kLookback:
+      // At most 8 states per thread keeps h and A in registers at any dstate;
+      // 64 threads per block: d_step = 64 / n_split channels share B/C.
+      c.n_split = std::clamp(pow2_floor(std::max<int64_t>(1, p.dstate / 8)), 1, 32);
+      c.threads = 64;
+      c.d_step = c.threads / c.n_split;
+      // Multi-chunk algorithms want several chunks per sequence; sequential
+      // stages 64 steps at a time (B/C tile of dstate x 64).
+      c.chunk = algo == ScanAlgo::kSequential ? 64 : 128;
+      c.items = 1;
+      break;
+    case ScanAlgo::kWarpScan:
+      // One warp per channel, 4 channels per block sharing B/C; 8 items per
+      // lane amortize the 5 shuffle steps (4 for fp64: registers).
+      c.d_step = 4;
+      c.threads = 128;
+      c.items = acc == AccType::kF64 ? 4 : 8;
+      c.chunk = 32 * c.items;
+      break;
+    case ScanAlgo::kBlelloch:
+      c.d_step = 4;
+      c.threads = 128;
+      c.items = 4;
+      c.chunk = c.threads * c.items;
+      break;
+  }
+  return c;
+}
+
+DefaultChoice heuristic_default(const Problem& p, int sm_count) {
+  const int64_t chains = p.batch * p.dim;
+  // With at least ~4 channels of 64-thread blocks per SM resident, the
+  // sequential scan has no combine overhead and enough parallelism.
+  if (chains >= int64_t{sm_count} * 256) {
+    return {default_config(p, ScanAlgo::kSequential),
+            "sequential: batch x dim = " + std::to_string(chains) +
+                " channels fill the GPU without splitting the sequence"};
+  }
+  if (p.seqlen >= 512) {
+    return {default_config(p, ScanAlgo::kLookback),
+            "lookback: only " + std::to_string(chains) +
+                " channels; split the sequence into chunks across blocks in one launch"};
+  }
+  return {default_config(p, ScanAlgo::kWarpScan),
+          "warpscan: few channels and a short sequence; time-parallel inside a warp"};
+}
+
+}  // namespace ssmtune

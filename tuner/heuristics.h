@@ -1,0 +1,23 @@
+// Built-in default configs: what runs when the tuning database knows
+// nothing about a problem, and the starting point of each algorithm in
+// tests and in `ssmtune check`. Each choice says why beside its value.
+#pragma once
+
+#include <string>
+
+#include "tuner/kernel_config.h"
+#include "tuner/problem.h"
+
+namespace ssmtune {
+
+// A legal config of `algo` for `p`, with `acc` accumulation.
+KernelConfig default_config(const Problem& p, ScanAlgo algo, AccType acc = AccType::kF32);
+
+// The default for a problem when nothing was tuned, and why.
+struct DefaultChoice {
+  KernelConfig config;
+  std::string reason;
+};
+DefaultChoice heuristic_default(const Problem& p, int sm_count);
+
+}  // namespace ssmtune
