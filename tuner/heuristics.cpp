@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "tuner/fwd_plan.h"
+
 namespace ssmtune {
 namespace {
 
@@ -14,7 +16,7 @@ int pow2_floor(int64_t x) {
 
 }  // namespace
 
-KernelConfig default_config(const Problem& p, ScanAlgo algo, AccType acc) {
+KernelConfig default_config(const Problem& p, ScanAlgo algo, AccType acc, size_t max_shared_bytes) {
   KernelConfig c;
   c.algo = algo;
   c.acc = acc;
@@ -41,32 +43,51 @@ KernelConfig default_config(const Problem& p, ScanAlgo algo, AccType acc) {
       c.threads = 128;
       c.items = acc == AccType::kF64 ? 4 : 8;
       c.chunk = 32 * c.items;
+      // Large dstate: the staged B/C tile (2 x dstate x chunk floats) must fit.
+      while (max_shared_bytes != 0 && c.items > 1 && !check_config(p, c, max_shared_bytes)) {
+        c.items /= 2;
+        c.chunk = 32 * c.items;
+      }
       break;
     case ScanAlgo::kBlelloch:
       c.d_step = 4;
       c.threads = 128;
       c.items = 4;
       c.chunk = c.threads * c.items;
+      while (max_shared_bytes != 0 && !check_config(p, c, max_shared_bytes) &&
+             (c.items > 1 || c.threads > 32)) {
+        if (c.items > 1) {
+          c.items /= 2;
+        } else {
+          c.threads /= 2;  // dstate 256: 2 x 256 x chunk floats of B/C need a short chunk
+        }
+        c.chunk = c.threads * c.items;
+      }
       break;
+  }
+  if (algo == ScanAlgo::kSequential || algo == ScanAlgo::kMultiPass ||
+      algo == ScanAlgo::kLookback) {
+    while (max_shared_bytes != 0 && c.chunk > 16 && !check_config(p, c, max_shared_bytes))
+      c.chunk /= 2;
   }
   return c;
 }
 
-DefaultChoice heuristic_default(const Problem& p, int sm_count) {
+DefaultChoice heuristic_default(const Problem& p, int sm_count, size_t max_shared_bytes) {
   const int64_t chains = p.batch * p.dim;
   // With at least ~4 channels of 64-thread blocks per SM resident, the
   // sequential scan has no combine overhead and enough parallelism.
   if (chains >= int64_t{sm_count} * 256) {
-    return {default_config(p, ScanAlgo::kSequential),
+    return {default_config(p, ScanAlgo::kSequential, AccType::kF32, max_shared_bytes),
             "sequential: batch x dim = " + std::to_string(chains) +
                 " channels fill the GPU without splitting the sequence"};
   }
   if (p.seqlen >= 512) {
-    return {default_config(p, ScanAlgo::kLookback),
+    return {default_config(p, ScanAlgo::kLookback, AccType::kF32, max_shared_bytes),
             "lookback: only " + std::to_string(chains) +
                 " channels; split the sequence into chunks across blocks in one launch"};
   }
-  return {default_config(p, ScanAlgo::kWarpScan),
+  return {default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes),
           "warpscan: few channels and a short sequence; time-parallel inside a warp"};
 }
 

@@ -1,6 +1,7 @@
 // Launch of the fp64 GPU reference.
 #include "tuner/reference_gpu.h"
 
+#include "jit/driver.h"
 #include "jit/module.h"
 #include "ssm/fwd_params.cuh"
 #include "tuner/fwd_plan.h"
@@ -55,6 +56,10 @@ Result<HostOutputs> reference_fwd_gpu(jit::Compiler& compiler, const std::string
   const unsigned threads = 128;
   SSMTUNE_RETURN_IF_ERROR(kernel.launch(jit::Dim3{static_cast<unsigned>((rows + threads - 1) / threads)},
                                         jit::Dim3{threads}, 0, stream, r));
+  // The stream is non-blocking: the synchronous copies below would not wait for it.
+  SSMTUNE_ASSIGN_OR_RETURN(const jit::Driver* d, jit::Driver::get());
+  const jit::Driver& drv = *d;
+  SSMTUNE_CU(drv.cuStreamSynchronize(stream));
   HostOutputs out;
   out.out.resize(n);
   SSMTUNE_RETURN_IF_ERROR(y.download(out.out));
