@@ -17,5 +17,8 @@ bool report(const char* command, const Status& s);
 
 void add_devices_command(CLI::App& app);
 void add_compile_command(CLI::App& app);
+void add_check_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_db_command(CLI::App& app);
 
 }  // namespace ssmtune::cli

@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "ssmtune 0.1.0");
   ssmtune::cli::add_devices_command(app);
   ssmtune::cli::add_compile_command(app);
+  ssmtune::cli::add_check_command(app);
+  ssmtune::cli::add_bench_command(app);
+  ssmtune::cli::add_db_command(app);
   auto known = [&app](const std::string& name) {
     for (const auto* sub : app.get_subcommands({}))
       if (sub->get_name() == name) return true;

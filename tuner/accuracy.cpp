@@ -1,4 +1,5 @@
-// Error statistics in fp64 over every element, and the budget rules.
+// Error statistics accumulated in fp64 over every element (poisoned and
+// non-finite ones counted apart), and the budget and verdict rules.
 #include "tuner/accuracy.h"
 
 #include <algorithm>

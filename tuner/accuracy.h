@@ -49,8 +49,8 @@ struct Tolerance {
 Tolerance mamba_tolerance(DType dtype);
 
 // Rel. L2 error of `ref` rounded to `dtype` against `ref`: the error of an
-// exact result stored in that dtype, below which no kernel can go (about
-// 2.2e-3 for bf16, 2.8e-4 for fp16, 3.4e-8 for fp32).
+// exact result stored in that dtype, below which no kernel can go (on randn-like
+// data about 1.7e-3 for bf16, 2.1e-4 for fp16, 2.5e-8 for fp32).
 double rounding_floor(const std::vector<double>& ref, DType dtype);
 
 // Largest rel. L2 error a config may have and still be selected, and the
@@ -64,7 +64,7 @@ struct ErrorBudget {
 // it is scaled so that the defect line is the fp32 one (10 * the fp32
 // budget): an fp64 config as imprecise as an fp32 one is outside, not
 // broken. The numbers and their reasons are in docs/accuracy.md.
-inline constexpr double kAccBudgetF32 = 5e-5;
+inline constexpr double kAccBudgetF32 = 1e-4;
 inline constexpr double kAccBudgetF64 = 1e-6;
 inline constexpr double kDefectFactor = 10;
 ErrorBudget budget_for(DType input, bool acc_is_fp64, double floor);

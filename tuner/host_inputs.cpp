@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 #include <future>
-#include <numbers>
 #include <random>
 
 #include "core/half.h"
@@ -46,14 +45,17 @@ void fill_chunk(const Spec& s, uint64_t seed, size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) out[i] = round_to(s.scale * uniform(g), s.dtype);
     return;
   }
-  // Box-Muller, both values used.
+  // Marsaglia's polar method, both values used.
   for (size_t i = begin; i < end; i += 2) {
-    const double u1 = 1.0 - uniform(g);  // (0, 1]
-    const double u2 = uniform(g);
-    const double r = std::sqrt(-2.0 * std::log(u1));
-    const double a = 2.0 * std::numbers::pi * u2;
-    out[i] = round_to(s.scale * r * std::cos(a), s.dtype);
-    if (i + 1 < end) out[i + 1] = round_to(s.scale * r * std::sin(a), s.dtype);
+    double x, y, r2;
+    do {
+      x = 2.0 * uniform(g) - 1.0;
+      y = 2.0 * uniform(g) - 1.0;
+      r2 = x * x + y * y;
+    } while (r2 >= 1.0 || r2 == 0.0);
+    const double f = s.scale * std::sqrt(-2.0 * std::log(r2) / r2);
+    out[i] = round_to(f * x, s.dtype);
+    if (i + 1 < end) out[i + 1] = round_to(f * y, s.dtype);
   }
 }
 
@@ -86,6 +88,7 @@ double round_to(double x, DType dtype) {
 HostInputs make_inputs(const Problem& p, uint64_t seed, InputDistribution dist, unsigned threads) {
   HostInputs in;
   in.problem = p;
+  if (!p.validate().is_ok()) return in;  // sizes could be negative or overflow: no tensors
   const DType dt = p.dtype;
   const DType f32 = DType::kF32;
   const bool large = dist == InputDistribution::kLarge;

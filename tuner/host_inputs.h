@@ -30,9 +30,10 @@ enum class InputDistribution {
 };
 const char* to_string(InputDistribution d);  // "mamba", "slow-decay", "large"
 
-// The problem must be valid. Generated in chunks of fixed size, each from its
-// own mt19937_64 seeded from (seed, tensor, chunk), on up to `threads`
-// threads (0: all cores).
+// Generated in chunks of fixed size, each from its own mt19937_64 seeded
+// from (seed, tensor, chunk), on up to `threads` threads (0: all cores); the
+// values do not depend on the thread count. An invalid problem gets no
+// tensors (all empty).
 HostInputs make_inputs(const Problem& p, uint64_t seed,
                        InputDistribution dist = InputDistribution::kMamba, unsigned threads = 0);
 

@@ -2,8 +2,8 @@
 // tensors against its problem.
 #include "tuner/problem.h"
 
-#include <initializer_list>
 #include <cstdio>
+#include <initializer_list>
 #include <sstream>
 #include <vector>
 

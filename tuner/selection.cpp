@@ -84,14 +84,16 @@ Selection select_best(const std::vector<Measurement>& ms, double max_error) {
   });
   const Measurement& fastest = ms[eligible[0]];
   auto tie_spread = [&](const Measurement& m) { return std::max(spread(m), spread(fastest)); };
+  // A relative slack so that 0.113 - 0.112 ties with a spread of 0.001.
   auto ties = [&](const Measurement& m) {
-    return m.median_ms - fastest.median_ms <= tie_spread(m);
+    return m.median_ms - fastest.median_ms <= tie_spread(m) * (1 + 1e-9);
   };
-  // The most accurate of the tie group; the group is a prefix of `eligible`.
+  // The most accurate of the tie group (not a prefix of `eligible`: each
+  // candidate's own spread counts).
   size_t winner = eligible[0];
   size_t group = 0;
   for (size_t i : eligible) {
-    if (!ties(ms[i])) break;
+    if (!ties(ms[i])) continue;
     ++group;
     const Measurement& w = ms[winner];
     if (ms[i].rel_l2 < w.rel_l2 ||
@@ -115,12 +117,11 @@ Selection select_best(const std::vector<Measurement>& ms, double max_error) {
   }
   sel.found = true;
   sel.best = w;
-  for (size_t n = 0; n < eligible.size(); ++n) {
-    const size_t i = eligible[n];
+  for (size_t i : eligible) {
     if (i == winner) continue;
     const Measurement& m = ms[i];
     std::string why;
-    if (n < group) {
+    if (ties(m)) {
       const double s = std::max(tie_spread(m), tie_spread(w));
       why = "tie with " + w.config_key + " within spread " + format_ms(s) + " ms; ";
       why += m.rel_l2 > w.rel_l2 ? "less accurate (rel L2 " + format_error(m.rel_l2) + " vs " +

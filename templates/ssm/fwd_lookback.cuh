@@ -1,17 +1,23 @@
-// Single-pass chunked scan with decoupled look-back (Merrill and Garland
-// 2016), one launch. Each block takes the next (chunk, batch, tile) from a
-// counter (so every chunk's predecessors were scheduled before it: forward
-// progress), reduces its chunk to the affine map h -> A h + B per
-// (channel, state), publishes it, then walks back over its predecessors'
-// published maps until it finds one's inclusive state, publishes its own
-// inclusive state, and re-runs its chunk from the incoming state to write
-// the outputs. Scratch per (batch, tile, chunk): a flag word (0 nothing,
-// 1 aggregate, 2 inclusive) and 3 * d_step * dstate accumulators.
+// Single-pass chunked scan with decoupled look-back (after Merrill and
+// Garland 2016), one launch. Each block takes the next (chunk, batch, tile)
+// from a counter (so every chunk's predecessors were scheduled before it:
+// forward progress), reduces its chunk to the affine map h -> A h + B per
+// (channel, state) and publishes it, then folds its predecessors' maps back
+// to the nearest anchor chunk (a multiple of kLookbackWindow) and applies
+// them to the anchor's published inclusive state. Folding to a fixed anchor,
+// rather than to whichever predecessor happens to be done, fixes the order
+// of every rounding: two runs give the same bits. The block then publishes
+// its own inclusive state and re-runs its chunk from the incoming state to
+// write the outputs. Scratch per (batch, tile, chunk): a flag word
+// (0 nothing, 1 aggregate, 2 inclusive) and 3 * d_step * dstate accumulators.
 #pragma once
 
 #include "ssm/fwd_chunk.cuh"
 
 namespace ssmtune_kernels {
+
+// Chunks between anchors: the longest chain of aggregates a block folds.
+inline constexpr int kLookbackWindow = 16;
 
 template <typename Tr>
 __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_lookback(const SsmFwdParams p) {
@@ -24,7 +30,6 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_lookback(const SsmFwdPar
   extern __shared__ float4 smem_raw[];
   float* smem = reinterpret_cast<float*>(smem_raw);
   __shared__ int s_id;
-  __shared__ unsigned s_flag;
 
   if (threadIdx.x == 0) s_id = static_cast<int>(atomicAdd(p.tile_counter, 1u));
   __syncthreads();
@@ -83,16 +88,17 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_lookback(const SsmFwdPar
       ra[k] = 1;
       rb[k] = 0;
     }
-    for (int j = chunk - 1;; --j) {
+    const int anchor = ((chunk - 1) / kLookbackWindow) * kLookbackWindow;
+    for (int j = chunk - 1; j >= anchor; --j) {
+      // Predecessors after the anchor need their aggregate, the anchor its
+      // inclusive state.
+      const unsigned need = j == anchor ? 2u : 1u;
       if (threadIdx.x == 0) {
-        unsigned f;
-        while ((f = *reinterpret_cast<volatile unsigned*>(&p.flags[tile_base + j])) == 0) {
+        while (*reinterpret_cast<volatile unsigned*>(&p.flags[tile_base + j]) < need) {
         }
         __threadfence();
-        s_flag = f;
       }
       __syncthreads();
-      const unsigned f = s_flag;
       const AccT* incl = slot(j, 2);
       const AccT* agg_a = slot(j, 0);
       const AccT* agg_b = slot(j, 1);
@@ -101,7 +107,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_lookback(const SsmFwdPar
         const int n = ChannelStates<Tr>::state(s, k);
         if (n < Tr::kN) {
           const int i = c * Tr::kN + n;
-          if (f == 2) {
+          if (j == anchor) {
             hin[k] = ra[k] * __ldcg(incl + i) + rb[k];
           } else {
             const AccT aj = __ldcg(agg_a + i);
@@ -110,8 +116,6 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_lookback(const SsmFwdPar
           }
         }
       }
-      __syncthreads();  // s_flag is rewritten next round
-      if (f == 2) break;
     }
   }
 

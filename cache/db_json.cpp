@@ -1,0 +1,296 @@
+// Export of devices, measurements and best entries as JSON, and import or
+// merge of such a file in one transaction.
+#include "cache/tuning_db.h"
+
+#include <cmath>
+#include <ctime>
+#include <limits>
+
+namespace ssmtune::cache {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kExportFormat = 1;  // bump when the export layout changes
+
+// JSON has no NaN or infinity: NaN is null, infinities are strings.
+json real(double v) {
+  if (std::isnan(v)) return nullptr;
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+// Reads typed fields of one object, keeping the first error with the
+// entry's name ("measurements[3].status: expected a string").
+class Reader {
+ public:
+  Reader(const json& o, std::string where) : o_(o), where_(std::move(where)) {
+    if (!o_.is_object()) fail("", "expected an object");
+  }
+  const Status& status() const { return status_; }
+
+  std::string text(const char* k, bool required = true) {
+    const json* v = find(k, required);
+    if (v == nullptr) return {};
+    if (!v->is_string()) return fail(k, "expected a string"), std::string();
+    return v->get<std::string>();
+  }
+  int64_t integer(const char* k, bool required = false) {
+    const json* v = find(k, required);
+    if (v == nullptr) return 0;
+    if (!v->is_number_integer()) return fail(k, "expected an integer"), 0;
+    return v->get<int64_t>();
+  }
+  double number(const char* k) {
+    const json* v = find(k, false);
+    if (v == nullptr) return 0;
+    if (v->is_null()) return std::numeric_limits<double>::quiet_NaN();
+    if (v->is_number()) return v->get<double>();
+    if (*v == "inf") return std::numeric_limits<double>::infinity();
+    if (*v == "-inf") return -std::numeric_limits<double>::infinity();
+    return fail(k, "expected a number, null, \"inf\" or \"-inf\""), 0;
+  }
+
+ private:
+  const json* find(const char* k, bool required) {
+    if (!status_.is_ok()) return nullptr;
+    auto it = o_.find(k);
+    if (it == o_.end()) {
+      if (required) fail(k, "missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+  void fail(const char* k, const std::string& why) {
+    if (!status_.is_ok()) return;
+    status_ = Status::invalid_argument(where_ + (*k ? std::string(".") + k : "") + ": " + why);
+  }
+  const json& o_;
+  std::string where_;
+  Status status_;
+};
+
+json device_json(const DeviceRecord& d) {
+  return {{"uuid", d.uuid},
+          {"name", d.name},
+          {"cc_major", d.cc_major},
+          {"cc_minor", d.cc_minor},
+          {"sm_count", d.sm_count},
+          {"driver_version", d.driver_version},
+          {"nvrtc_version", d.nvrtc_version}};
+}
+
+Result<DeviceRecord> parse_device(const json& j, const std::string& where) {
+  Reader r(j, where);
+  DeviceRecord d;
+  d.uuid = r.text("uuid");
+  d.name = r.text("name");
+  d.cc_major = static_cast<int>(r.integer("cc_major"));
+  d.cc_minor = static_cast<int>(r.integer("cc_minor"));
+  d.sm_count = static_cast<int>(r.integer("sm_count"));
+  d.driver_version = static_cast<int>(r.integer("driver_version"));
+  d.nvrtc_version = r.text("nvrtc_version");
+  if (!r.status().is_ok()) return r.status();
+  return d;
+}
+
+json measurement_json(const Measurement& m) {
+  return {{"device_uuid", m.device_uuid},
+          {"problem_key", m.problem_key},
+          {"config_key", m.config_key},
+          {"status", to_string(m.status)},
+          {"median_ms", real(m.median_ms)},
+          {"spread_ms", real(m.spread_ms)},
+          {"min_ms", real(m.min_ms)},
+          {"repeats", m.repeats},
+          {"rel_l2", real(m.rel_l2)},
+          {"max_abs_rel", real(m.max_abs_rel)},
+          {"max_rel", real(m.max_rel)},
+          {"nan_inf", m.nan_inf},
+          {"unwritten", m.unwritten},
+          {"verdict", m.verdict},
+          {"error_budget", real(m.error_budget)},
+          {"detail", m.detail},
+          {"template_hash", m.template_hash},
+          {"driver_version", m.driver_version},
+          {"nvrtc_version", m.nvrtc_version},
+          {"timestamp", m.timestamp},
+          {"registers", m.registers},
+          {"spill_bytes", m.spill_bytes},
+          {"shared_bytes", m.shared_bytes}};
+}
+
+Result<Measurement> parse_measurement(const json& j, const std::string& where) {
+  Reader r(j, where);
+  Measurement m;
+  m.device_uuid = r.text("device_uuid");
+  m.problem_key = r.text("problem_key");
+  m.config_key = r.text("config_key");
+  const std::string status = r.text("status");
+  m.median_ms = r.number("median_ms");
+  m.spread_ms = r.number("spread_ms");
+  m.min_ms = r.number("min_ms");
+  m.repeats = static_cast<int>(r.integer("repeats"));
+  m.rel_l2 = r.number("rel_l2");
+  m.max_abs_rel = r.number("max_abs_rel");
+  m.max_rel = r.number("max_rel");
+  m.nan_inf = r.integer("nan_inf");
+  m.unwritten = r.integer("unwritten");
+  m.verdict = r.text("verdict", false);
+  m.error_budget = r.number("error_budget");
+  m.detail = r.text("detail", false);
+  m.template_hash = r.text("template_hash");
+  m.driver_version = static_cast<int>(r.integer("driver_version"));
+  m.nvrtc_version = r.text("nvrtc_version");
+  m.timestamp = r.integer("timestamp", true);
+  m.registers = static_cast<int>(r.integer("registers"));
+  m.spill_bytes = static_cast<int>(r.integer("spill_bytes"));
+  m.shared_bytes = static_cast<int>(r.integer("shared_bytes"));
+  if (!r.status().is_ok()) return r.status();
+  auto s = parse_measure_status(status);
+  if (!s) return s.status().with_context(where + ".status");
+  m.status = *s;
+  return m;
+}
+
+json best_json(const BestEntry& b) {
+  return {{"device_uuid", b.device_uuid},
+          {"problem_key", b.problem_key},
+          {"config_key", b.config_key},
+          {"median_ms", real(b.median_ms)},
+          {"spread_ms", real(b.spread_ms)},
+          {"rel_l2", real(b.rel_l2)},
+          {"template_hash", b.template_hash},
+          {"driver_version", b.driver_version},
+          {"nvrtc_version", b.nvrtc_version},
+          {"timestamp", b.timestamp},
+          {"rule", b.rule}};
+}
+
+Result<BestEntry> parse_best(const json& j, const std::string& where) {
+  Reader r(j, where);
+  BestEntry b;
+  b.device_uuid = r.text("device_uuid");
+  b.problem_key = r.text("problem_key");
+  b.config_key = r.text("config_key");
+  b.median_ms = r.number("median_ms");
+  b.spread_ms = r.number("spread_ms");
+  b.rel_l2 = r.number("rel_l2");
+  b.template_hash = r.text("template_hash");
+  b.driver_version = static_cast<int>(r.integer("driver_version"));
+  b.nvrtc_version = r.text("nvrtc_version");
+  b.timestamp = r.integer("timestamp", true);
+  b.rule = r.text("rule", false);
+  if (!r.status().is_ok()) return r.status();
+  return b;
+}
+
+// The array `name` of the export (absent: empty).
+Result<const json*> section(const json& j, const char* name) {
+  static const json empty = json::array();
+  auto it = j.find(name);
+  if (it == j.end()) return &empty;
+  if (!it->is_array()) return Status::invalid_argument(std::string(name) + ": expected an array");
+  return &*it;
+}
+
+}  // namespace
+
+Result<json> TuningDb::export_json() {
+  json out = {{"application", "ssmtune"},
+              {"format", kExportFormat},
+              {"schema_version", kSchemaVersion},
+              {"exported_at", int64_t{std::time(nullptr)}}};
+  // One read transaction: a consistent snapshot while others write.
+  SSMTUNE_ASSIGN_OR_RETURN(Transaction tx, Transaction::begin(c_, Transaction::Kind::kDeferred));
+  SSMTUNE_ASSIGN_OR_RETURN(auto devs, devices());
+  out["devices"] = json::array();
+  for (const auto& d : devs) out["devices"].push_back(device_json(d.device));
+  SSMTUNE_ASSIGN_OR_RETURN(auto ms, measurements());
+  out["measurements"] = json::array();
+  for (const auto& m : ms) out["measurements"].push_back(measurement_json(m));
+  SSMTUNE_ASSIGN_OR_RETURN(auto best, list_best(Versions{}));
+  out["best"] = json::array();
+  for (const auto& b : best) out["best"].push_back(best_json(b));
+  return out;
+}
+
+Result<ImportReport> TuningDb::import_json(const json& j, MergePolicy policy) {
+  if (!j.is_object() || j.value("application", std::string()) != "ssmtune")
+    return Status::invalid_argument(
+        "not an ssmtune export (expected a JSON object with \"application\": \"ssmtune\")");
+  if (!j.contains("format") || !j["format"].is_number_integer() ||
+      j["format"].get<int64_t>() > kExportFormat || j["format"].get<int64_t>() < 1)
+    return Status::unsupported("unknown export format " +
+                               (j.contains("format") ? j["format"].dump() : std::string("(none)")) +
+                               "; this build reads format " + std::to_string(kExportFormat));
+  // Parse everything before writing anything.
+  std::vector<DeviceRecord> devs;
+  std::vector<Measurement> ms;
+  std::vector<BestEntry> bests;
+  SSMTUNE_ASSIGN_OR_RETURN(const json* jd, section(j, "devices"));
+  for (size_t i = 0; i < jd->size(); ++i) {
+    SSMTUNE_ASSIGN_OR_RETURN(auto d, parse_device((*jd)[i], "devices[" + std::to_string(i) + "]"));
+    devs.push_back(std::move(d));
+  }
+  SSMTUNE_ASSIGN_OR_RETURN(const json* jm, section(j, "measurements"));
+  for (size_t i = 0; i < jm->size(); ++i) {
+    SSMTUNE_ASSIGN_OR_RETURN(
+        auto m, parse_measurement((*jm)[i], "measurements[" + std::to_string(i) + "]"));
+    ms.push_back(std::move(m));
+  }
+  SSMTUNE_ASSIGN_OR_RETURN(const json* jb, section(j, "best"));
+  for (size_t i = 0; i < jb->size(); ++i) {
+    SSMTUNE_ASSIGN_OR_RETURN(auto b, parse_best((*jb)[i], "best[" + std::to_string(i) + "]"));
+    bests.push_back(std::move(b));
+  }
+
+  ImportReport report;
+  Status s = write_transaction([&]() -> Status {
+    report = {};
+    for (size_t i = 0; i < devs.size(); ++i) {
+      SSMTUNE_ASSIGN_OR_RETURN(auto mine, device(devs[i].uuid));
+      if (mine && policy == MergePolicy::kNewerWins) continue;  // our own row knows better
+      if (devs[i].uuid.empty())
+        return Status::invalid_argument("devices[" + std::to_string(i) + "]: empty uuid");
+      SSMTUNE_RETURN_IF_ERROR(write_device(devs[i]));
+      if (!mine) ++report.devices_added;
+    }
+    SSMTUNE_ASSIGN_OR_RETURN(
+        Statement dup,
+        c_.prepare("SELECT 1 FROM measurements WHERE device_uuid = ?1 AND problem_key = ?2 AND "
+                   "config_key = ?3 AND timestamp = ?4 AND template_hash = ?5 LIMIT 1"));
+    for (size_t i = 0; i < ms.size(); ++i) {
+      const Measurement& m = ms[i];
+      SSMTUNE_RETURN_IF_ERROR(dup.reset());
+      SSMTUNE_RETURN_IF_ERROR(dup.bind(1, m.device_uuid));
+      SSMTUNE_RETURN_IF_ERROR(dup.bind(2, m.problem_key));
+      SSMTUNE_RETURN_IF_ERROR(dup.bind(3, m.config_key));
+      SSMTUNE_RETURN_IF_ERROR(dup.bind(4, m.timestamp));
+      SSMTUNE_RETURN_IF_ERROR(dup.bind(5, m.template_hash));
+      SSMTUNE_ASSIGN_OR_RETURN(bool present, dup.step());
+      if (present) {
+        ++report.measurements_skipped;
+        continue;
+      }
+      SSMTUNE_RETURN_IF_ERROR(
+          insert_measurement(m).with_context("measurements[" + std::to_string(i) + "]"));
+      ++report.measurements_added;
+    }
+    for (size_t i = 0; i < bests.size(); ++i) {
+      const BestEntry& b = bests[i];
+      SSMTUNE_ASSIGN_OR_RETURN(auto mine, best(b.device_uuid, b.problem_key, Versions{}));
+      if (mine && policy == MergePolicy::kNewerWins && mine->timestamp >= b.timestamp) {
+        ++report.best_kept;
+        continue;
+      }
+      SSMTUNE_RETURN_IF_ERROR(insert_best(b).with_context("best[" + std::to_string(i) + "]"));
+      ++(mine ? report.best_replaced : report.best_added);
+    }
+    return Status::ok();
+  });
+  SSMTUNE_RETURN_IF_ERROR(s);
+  return report;
+}
+
+}  // namespace ssmtune::cache

@@ -1,0 +1,41 @@
+// Problem flags.
+#include "cli/problem_options.h"
+
+namespace ssmtune::cli {
+
+Result<Problem> ProblemArgs::problem() const {
+  Problem p;
+  p.batch = batch;
+  p.dim = dim;
+  p.seqlen = seqlen;
+  p.dstate = dstate;
+  p.groups = groups;
+  SSMTUNE_ASSIGN_OR_RETURN(p.dtype, parse_dtype(dtype));
+  p.variable_b = p.variable_c = !constant_bc;
+  p.has_d = with_d;
+  p.has_z = with_z;
+  p.has_delta_bias = delta_bias;
+  p.delta_softplus = softplus;
+  p.return_last_state = last_state;
+  p.has_initial_state = initial_state;
+  SSMTUNE_RETURN_IF_ERROR(p.validate());
+  return p;
+}
+
+void add_problem_options(CLI::App* cmd, ProblemArgs& a) {
+  cmd->add_option("--batch", a.batch, "batch size")->capture_default_str();
+  cmd->add_option("--dim", a.dim, "channels (d_inner)")->capture_default_str();
+  cmd->add_option("--seqlen", a.seqlen, "sequence length")->capture_default_str();
+  cmd->add_option("--dstate", a.dstate, "state size (1 to 256)")->capture_default_str();
+  cmd->add_option("--groups", a.groups, "B/C groups")->capture_default_str();
+  cmd->add_option("--dtype", a.dtype, "input dtype: fp32, fp16 or bf16")->capture_default_str();
+  cmd->add_flag("--constant-bc", a.constant_bc, "B and C are (dim, dstate), not per timestep");
+  cmd->add_flag("--with-d", a.with_d, "skip connection D * u");
+  cmd->add_flag("--with-z", a.with_z, "gate: out_z = y * silu(z)");
+  cmd->add_flag("--delta-bias", a.delta_bias, "delta + delta_bias");
+  cmd->add_flag("--softplus", a.softplus, "softplus on delta");
+  cmd->add_flag("--last-state", a.last_state, "return the last state");
+  cmd->add_flag("--initial-state", a.initial_state, "start from an initial state h0");
+}
+
+}  // namespace ssmtune::cli

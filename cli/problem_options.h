@@ -1,0 +1,25 @@
+// The problem flags shared by tune, bench and check: sizes, dtype and the
+// feature flags, parsed into a validated Problem.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "tuner/problem.h"
+
+namespace ssmtune::cli {
+
+struct ProblemArgs {
+  int64_t batch = 8, dim = 1536, seqlen = 2048, dstate = 16, groups = 1;
+  std::string dtype = "fp32";
+  bool constant_bc = false, with_d = false, with_z = false, delta_bias = false;
+  bool softplus = false, last_state = false, initial_state = false;
+
+  Result<Problem> problem() const;
+};
+
+// Adds --batch, --dim, --seqlen, --dstate, --groups, --dtype, --constant-bc,
+// --with-d, --with-z, --delta-bias, --softplus, --last-state, --initial-state.
+void add_problem_options(CLI::App* cmd, ProblemArgs& args);
+
+}  // namespace ssmtune::cli
