@@ -45,7 +45,8 @@ void run(const BenchArgs& a) {
     configs.push_back(default_config(*p, *algo, AccType::kF32, smem));
   }
   if (a.all)
-    for (ScanAlgo algo : kAllScanAlgos) configs.push_back(default_config(*p, algo, AccType::kF32, smem));
+    for (ScanAlgo algo : kAllScanAlgos)
+      configs.push_back(default_config(*p, algo, AccType::kF32, smem));
   if (configs.empty()) {
     const auto d = heuristic_default(*p, gpu->device.sm_count, smem);
     std::cerr << "bench: no config given; the built-in default: " << d.reason << "\n";

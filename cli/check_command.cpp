@@ -33,7 +33,8 @@ Result<InputDistribution> parse_distribution(const std::string& s) {
 std::vector<KernelConfig> check_configs(const Problem& p, size_t max_shared) {
   std::vector<KernelConfig> out;
   for (ScanAlgo a : kAllScanAlgos) {
-    for (AccType acc : {AccType::kF32, AccType::kF64}) out.push_back(default_config(p, a, acc, max_shared));
+    for (AccType acc : {AccType::kF32, AccType::kF64})
+      out.push_back(default_config(p, a, acc, max_shared));
     KernelConfig c = default_config(p, a, AccType::kF32, max_shared);
     c.exp_mode = ExpMode::kAccurate;
     out.push_back(c);
@@ -78,8 +79,8 @@ void run(const CheckArgs& a) {
                ran ? nlohmann::json(s.out.rel_l2) : nlohmann::json(),
                ran ? nlohmann::json(s.out.max_abs_over_max_ref) : nlohmann::json(),
                ran ? nlohmann::json(s.out.max_rel) : nlohmann::json(), s.out.nan_inf,
-               s.out.unwritten, s.out.allclose_failures + s.out_z.allclose_failures +
-                                    s.last_state.allclose_failures,
+               s.out.unwritten,
+               s.out.allclose_failures + s.out_z.allclose_failures + s.last_state.allclose_failures,
                s.budget.rel_l2, verdict,
                a.time && ran ? nlohmann::json(r.timing.median_ms) : nlohmann::json()});
   }
@@ -94,8 +95,9 @@ void run(const CheckArgs& a) {
 
 void add_check_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "check", "Run every algorithm and accumulation dtype at a shape and score each against "
-               "fp64: inside its budget, at the precision limit, or a defect");
+      "check",
+      "Run every algorithm and accumulation dtype at a shape and score each against "
+      "fp64: inside its budget, at the precision limit, or a defect");
   auto a = std::make_shared<CheckArgs>();
   add_problem_options(cmd, a->problem);
   cmd->add_option("--seed", a->seed, "input seed (0: fresh)")->capture_default_str();

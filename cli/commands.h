@@ -19,6 +19,8 @@ void add_devices_command(CLI::App& app);
 void add_compile_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_tune_command(CLI::App& app);
+void add_worker_command(CLI::App& app);
 void add_db_command(CLI::App& app);
 
 }  // namespace ssmtune::cli

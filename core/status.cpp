@@ -23,6 +23,8 @@ const char* to_string(Code code) {
       return "corrupt";
     case Code::kUnsupported:
       return "unsupported";
+    case Code::kTimeout:
+      return "timeout";
     case Code::kInternal:
       return "internal";
   }

@@ -5,7 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
+
+#include "core/half.h"
+#include "core/thread_pool.h"
 
 #include "tuner/host_inputs.h"
 
@@ -14,14 +18,12 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Accumulates the statistics one element at a time.
+// Accumulates the statistics one element at a time, over a slice of the
+// elements; slices merge (sums, maxima and counts are associative).
 class Scorer {
  public:
-  Scorer(const std::vector<double>& ref, double rtol, double atol)
-      : ref_(ref), rtol_(rtol), atol_(atol) {
-    for (double r : ref) max_ref_ = std::max(max_ref_, std::fabs(r));
-    s_.count = static_cast<int64_t>(ref.size());
-  }
+  Scorer(const std::vector<double>& ref, double max_ref, double rtol, double atol)
+      : ref_(ref), rtol_(rtol), atol_(atol), max_ref_(max_ref) {}
 
   void unwritten() {
     ++s_.unwritten;
@@ -43,10 +45,21 @@ class Scorer {
     if (!(err <= atol_ + rtol_ * std::fabs(r))) ++s_.allclose_failures;
   }
 
-  ErrorStats finish() {
+  void merge(const Scorer& o) {
+    s_.unwritten += o.s_.unwritten;
+    s_.nan_inf += o.s_.nan_inf;
+    s_.allclose_failures += o.s_.allclose_failures;
+    s_.max_abs = std::max(s_.max_abs, o.s_.max_abs);
+    s_.max_rel = std::max(s_.max_rel, o.s_.max_rel);
+    err2_ += o.err2_;
+    ref2_ += o.ref2_;
+  }
+
+  ErrorStats finish(size_t count) {
     auto ratio = [](double num, double den) {
       return num == 0 ? 0.0 : den == 0 ? kInf : num / den;
     };
+    s_.count = static_cast<int64_t>(count);
     s_.rel_l2 = s_.unwritten + s_.nan_inf > 0 ? kInf : ratio(std::sqrt(err2_), std::sqrt(ref2_));
     s_.max_abs_over_max_ref = ratio(s_.max_abs, max_ref_);
     return s_;
@@ -58,6 +71,54 @@ class Scorer {
   double max_ref_ = 0, err2_ = 0, ref2_ = 0;
   ErrorStats s_;
 };
+
+// Runs fn(begin, end) over [0, n) in slices on a shared pool; large outputs
+// (tens of millions of elements per config) are scored in parallel.
+template <typename Fn>
+void parallel_slices(size_t n, Fn fn) {
+  constexpr size_t kMinSlice = size_t{1} << 20;
+  static ThreadPool pool;
+  const size_t slices = std::min<size_t>(pool.size(), (n + kMinSlice - 1) / kMinSlice);
+  if (slices <= 1) {
+    fn(0, n, 0);
+    return;
+  }
+  std::vector<std::future<void>> done;
+  for (size_t k = 0; k < slices; ++k)
+    done.push_back(
+        pool.submit([&fn, n, slices, k] { fn(n * k / slices, n * (k + 1) / slices, k); }));
+  for (auto& f : done) f.get();
+}
+
+double decode_one(const unsigned char* p, DType dtype) {
+  if (dtype == DType::kF32) {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return dtype == DType::kF16 ? half_bits_to_float(bits) : bf16_bits_to_float(bits);
+}
+
+double max_abs_of(const std::vector<double>& v) {
+  std::vector<double> part(64, 0.0);
+  parallel_slices(v.size(), [&](size_t b, size_t e, size_t k) {
+    double m = 0;
+    for (size_t i = b; i < e; ++i) m = std::max(m, std::fabs(v[i]));
+    part[k] = m;
+  });
+  return *std::max_element(part.begin(), part.end());
+}
+
+ErrorStats score_slices(const std::vector<double>& ref, size_t n, double rtol, double atol,
+                        const std::function<void(Scorer&, size_t, size_t)>& body) {
+  const double max_ref = max_abs_of(ref);
+  std::vector<Scorer> parts(64, Scorer(ref, max_ref, rtol, atol));
+  parallel_slices(n, [&](size_t b, size_t e, size_t k) { body(parts[k], b, e); });
+  for (size_t k = 1; k < parts.size(); ++k) parts[0].merge(parts[k]);
+  return parts[0].finish(n);
+}
 
 int severity(Verdict v) {
   switch (v) {
@@ -89,24 +150,23 @@ ErrorStats score(const std::vector<double>& ref, const void* raw, DType dtype, d
   const auto* bytes = static_cast<const unsigned char*>(raw);
   const std::vector<unsigned char> poison = poison_pattern(dtype);
   const size_t es = poison.size();
-  const std::vector<double> got = decode(raw, ref.size(), dtype);
-  Scorer s(ref, rtol, atol);
-  for (size_t i = 0; i < ref.size(); ++i) {
-    if (std::memcmp(bytes + i * es, poison.data(), es) == 0) {
-      s.unwritten();
-    } else {
-      s.value(i, got[i]);
+  return score_slices(ref, ref.size(), rtol, atol, [&](Scorer& s, size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) {
+      if (std::memcmp(bytes + i * es, poison.data(), es) == 0) {
+        s.unwritten();
+      } else {
+        s.value(i, decode_one(bytes + i * es, dtype));
+      }
     }
-  }
-  return s.finish();
+  });
 }
 
 ErrorStats score(const std::vector<double>& ref, const std::vector<double>& got, double rtol,
                  double atol) {
-  Scorer s(ref, rtol, atol);
   const size_t n = std::min(ref.size(), got.size());
-  for (size_t i = 0; i < n; ++i) s.value(i, got[i]);
-  return s.finish();
+  return score_slices(ref, n, rtol, atol, [&](Scorer& s, size_t b, size_t e) {
+    for (size_t i = b; i < e; ++i) s.value(i, got[i]);
+  });
 }
 
 Tolerance mamba_tolerance(DType dtype) {

@@ -11,11 +11,16 @@ namespace ssmtune {
 
 const char* to_string(EvalStatus s) {
   switch (s) {
-    case EvalStatus::kOk: return "ok";
-    case EvalStatus::kPruned: return "pruned";
-    case EvalStatus::kCompileFailed: return "compile_failed";
-    case EvalStatus::kLaunchFailed: return "launch_failed";
-    case EvalStatus::kInaccurate: return "inaccurate";
+    case EvalStatus::kOk:
+      return "ok";
+    case EvalStatus::kPruned:
+      return "pruned";
+    case EvalStatus::kCompileFailed:
+      return "compile_failed";
+    case EvalStatus::kLaunchFailed:
+      return "launch_failed";
+    case EvalStatus::kInaccurate:
+      return "inaccurate";
   }
   return "?";
 }
@@ -62,7 +67,7 @@ void Evaluator::precompile(const std::vector<KernelConfig>& configs) {
   compiler_->compile_all(specs);
 }
 
-EvalResult Evaluator::evaluate(const KernelConfig& c) {
+EvalResult Evaluator::evaluate_with(const KernelConfig& c, const TimingOptions& timing) {
   EvalResult r;
   r.config = c;
   auto plan = plan_fwd(problem_, c, device_.max_shared_per_block);
@@ -92,31 +97,38 @@ EvalResult Evaluator::evaluate(const KernelConfig& c) {
     r.detail = s.to_string();
     return r;
   };
-  if (Status s = dp_.poison_outputs(stream_.get()); !s) return fail(s);
-  if (Status s = kernel->launch(params, stream_.get(), scratch_); !s) return fail(s);
-  if (Status s = stream_.synchronize(); !s) return fail(s);
-  auto out = dp_.download_out();
-  auto out_z = dp_.download_out_z();
-  auto last = dp_.download_last_state();
-  if (!out) return fail(out.status());
-  if (!out_z) return fail(out_z.status());
-  if (!last) return fail(last.status());
-  r.score = score_run(problem_, c.acc == AccType::kF64, reference_, out->data(),
-                      problem_.has_z ? out_z->data() : nullptr,
-                      problem_.return_last_state ? last->data() : nullptr);
-  const bool accurate = r.score.verdict == Verdict::kInside || r.score.verdict == Verdict::kAtLimit;
-  const bool within_max =
-      options_.max_error <= 0 || r.score.out.rel_l2 <= options_.max_error;
-  if (!accurate || !within_max) {
-    r.status = EvalStatus::kInaccurate;
-    r.detail = std::string(to_string(r.score.verdict)) + ": rel L2 " +
-               std::to_string(r.score.out.rel_l2) + " (budget " +
-               std::to_string(within_max ? r.score.budget.rel_l2 : options_.max_error) + ")";
+  auto seen = scored_.find(c.key());
+  if (seen != scored_.end()) {
+    r.score = seen->second.first;
+    r.status = seen->second.second.status;
+    r.detail = seen->second.second.detail;
+  } else {
+    if (Status s = dp_.poison_outputs(stream_.get()); !s) return fail(s);
+    if (Status s = kernel->launch(params, stream_.get(), scratch_); !s) return fail(s);
+    if (Status s = stream_.synchronize(); !s) return fail(s);
+    auto out = dp_.download_out();
+    auto out_z = dp_.download_out_z();
+    auto last = dp_.download_last_state();
+    if (!out) return fail(out.status());
+    if (!out_z) return fail(out_z.status());
+    if (!last) return fail(last.status());
+    r.score = score_run(problem_, c.acc == AccType::kF64, reference_, out->data(),
+                        problem_.has_z ? out_z->data() : nullptr,
+                        problem_.return_last_state ? last->data() : nullptr);
+    const bool accurate =
+        r.score.verdict == Verdict::kInside || r.score.verdict == Verdict::kAtLimit;
+    const bool within_max = options_.max_error <= 0 || r.score.out.rel_l2 <= options_.max_error;
+    if (!accurate || !within_max) {
+      r.status = EvalStatus::kInaccurate;
+      r.detail = std::string(to_string(r.score.verdict)) + ": rel L2 " +
+                 std::to_string(r.score.out.rel_l2) + " (budget " +
+                 std::to_string(within_max ? r.score.budget.rel_l2 : options_.max_error) + ")";
+    }
+    scored_[c.key()] = {r.score, r};
   }
   if (options_.time) {
-    auto t = timer_.time(
-        [&](CUstream s) { return kernel->launch(params, s, scratch_); }, stream_.get(),
-        options_.timing);
+    auto t = timer_.time([&](CUstream s) { return kernel->launch(params, s, scratch_); },
+                         stream_.get(), timing);
     if (!t) return fail(t.status());
     r.timing = *t;
   }

@@ -6,6 +6,7 @@
 // Needs a current context; one Evaluator per thread.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,7 +60,9 @@ class Evaluator {
   // evaluate() finds them in the cache.
   void precompile(const std::vector<KernelConfig>& configs);
 
-  EvalResult evaluate(const KernelConfig& config);
+  EvalResult evaluate(const KernelConfig& config) { return evaluate_with(config, options_.timing); }
+  // With a timing fidelity of its own (successive halving's rungs).
+  EvalResult evaluate_with(const KernelConfig& config, const TimingOptions& timing);
 
   const Problem& problem() const { return problem_; }
   const HostOutputs& reference() const { return reference_; }
@@ -86,6 +89,9 @@ class Evaluator {
   GpuTimer timer_;
   FwdScratch scratch_;
   HostOutputs reference_;
+  // Scores of configs already checked: a re-evaluation at a higher timing
+  // fidelity (successive halving) re-times but does not re-score.
+  std::map<std::string, std::pair<RunScore, EvalResult>> scored_;
   uint64_t seed_ = 0;
   bool gpu_reference_ = false;
 };

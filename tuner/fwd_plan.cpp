@@ -12,18 +12,24 @@ bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 const char* in_type(DType t) {
   switch (t) {
-    case DType::kF32: return "float";
-    case DType::kF16: return "__half";
-    case DType::kBF16: return "__nv_bfloat16";
+    case DType::kF32:
+      return "float";
+    case DType::kF16:
+      return "__half";
+    case DType::kBF16:
+      return "__nv_bfloat16";
   }
   return "float";
 }
 
 const char* exp_kind(ExpMode e) {
   switch (e) {
-    case ExpMode::kAccurate: return "ssmtune_kernels::ExpKind::kAccurate";
-    case ExpMode::kFast: return "ssmtune_kernels::ExpKind::kFast";
-    case ExpMode::kPoly: return "ssmtune_kernels::ExpKind::kPoly";
+    case ExpMode::kAccurate:
+      return "ssmtune_kernels::ExpKind::kAccurate";
+    case ExpMode::kFast:
+      return "ssmtune_kernels::ExpKind::kFast";
+    case ExpMode::kPoly:
+      return "ssmtune_kernels::ExpKind::kPoly";
   }
   return "";
 }
@@ -35,12 +41,12 @@ bool chunk_algo(ScanAlgo a) {
 size_t shared_bytes(const Problem& p, const KernelConfig& c) {
   const int acc_bytes = c.acc == AccType::kF64 ? 8 : 4;
   if (chunk_algo(c.algo)) {
-    const auto l = ssmtune_kernels::chunk_smem_layout(static_cast<int>(p.dstate), c.chunk,
-                                                      c.d_step, p.variable_b, p.variable_c);
+    const auto l = ssmtune_kernels::chunk_smem_layout(static_cast<int>(p.dstate), c.chunk, c.d_step,
+                                                      p.variable_b, p.variable_c);
     return sizeof(float) * static_cast<size_t>(l.floats);
   }
-  return ssmtune_kernels::scan_smem_bytes(static_cast<int>(p.dstate), c.chunk, c.d_step,
-                                          c.threads, acc_bytes, p.variable_b, p.variable_c,
+  return ssmtune_kernels::scan_smem_bytes(static_cast<int>(p.dstate), c.chunk, c.d_step, c.threads,
+                                          acc_bytes, p.variable_b, p.variable_c,
                                           c.algo == ScanAlgo::kBlelloch);
 }
 
@@ -102,8 +108,8 @@ std::string traits_expression(const Problem& p, const KernelConfig& c) {
   auto b = [](bool v) { return v ? "true" : "false"; };
   std::ostringstream os;
   os << "ssmtune_kernels::FwdTraits<" << in_type(p.dtype) << ", "
-     << (c.acc == AccType::kF64 ? "double" : "float") << ", " << p.dstate << ", " << c.chunk
-     << ", " << c.d_step << ", " << c.threads << ", " << c.items << ", " << c.n_split << ", "
+     << (c.acc == AccType::kF64 ? "double" : "float") << ", " << p.dstate << ", " << c.chunk << ", "
+     << c.d_step << ", " << c.threads << ", " << c.items << ", " << c.n_split << ", "
      << exp_kind(c.exp_mode) << ", " << c.poly_share << ", " << b(p.variable_b) << ", "
      << b(p.variable_c) << ", " << b(p.has_d) << ", " << b(p.has_z) << ", " << b(p.has_delta_bias)
      << ", " << b(p.delta_softplus) << ", " << b(p.return_last_state) << ", "

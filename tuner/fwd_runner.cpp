@@ -21,8 +21,8 @@ ssmtune_kernels::SsmFwdParams make_params(const Problem& p, const FwdTensors& t)
   k.delta_dim_stride = t.delta.stride[1];
   k.A = static_cast<const float*>(t.A.data);
   k.A_dim_stride = t.A.stride[0];
-  auto bc = [](const TensorArg& a, bool variable, const void*& data, long long& s0,
-               long long& s1, long long& s2) {
+  auto bc = [](const TensorArg& a, bool variable, const void*& data, long long& s0, long long& s1,
+               long long& s2) {
     data = a.data;
     s0 = a.stride[0];  // variable: batch stride; constant: dim stride
     s1 = variable ? a.stride[1] : 0;
@@ -73,8 +73,7 @@ Result<FwdKernel> FwdKernel::load(FwdPlan plan, const jit::CompiledProgram& prog
   FwdKernel k(std::move(plan), std::move(module));
   for (const auto& inst : k.plan_.kernels) {
     const jit::KernelImage* image = program.find(inst.name_expression);
-    if (image == nullptr)
-      return Status::internal("compiled program lacks " + inst.name_expression);
+    if (image == nullptr) return Status::internal("compiled program lacks " + inst.name_expression);
     SSMTUNE_ASSIGN_OR_RETURN(jit::Kernel kernel, k.module_.kernel(image->lowered_name));
     k.kernels_.push_back(kernel);
     k.images_.push_back(*image);
@@ -97,18 +96,17 @@ Status FwdKernel::launch(ssmtune_kernels::SsmFwdParams params, CUstream stream,
     params.tile_counter = params.flags + (plan_.flags_bytes / sizeof(unsigned) - 1);
     SSMTUNE_ASSIGN_OR_RETURN(const jit::Driver* d, jit::Driver::get());
     const jit::Driver& drv = *d;
-    SSMTUNE_CU(drv.cuMemsetD32Async(scratch.flags(), 0, plan_.flags_bytes / sizeof(unsigned),
-                                    stream));
+    SSMTUNE_CU(
+        drv.cuMemsetD32Async(scratch.flags(), 0, plan_.flags_bytes / sizeof(unsigned), stream));
   }
   for (const auto& l : plan_.launches)
-    SSMTUNE_RETURN_IF_ERROR(kernels_[l.kernel].launch(l.grid, l.block, l.shared_bytes, stream,
-                                                      params));
+    SSMTUNE_RETURN_IF_ERROR(
+        kernels_[l.kernel].launch(l.grid, l.block, l.shared_bytes, stream, params));
   return Status::ok();
 }
 
-Result<FwdKernel> build_fwd_kernel(jit::Compiler& compiler, const Problem& p,
-                                   const KernelConfig& c, const std::string& arch,
-                                   size_t max_shared_bytes) {
+Result<FwdKernel> build_fwd_kernel(jit::Compiler& compiler, const Problem& p, const KernelConfig& c,
+                                   const std::string& arch, size_t max_shared_bytes) {
   SSMTUNE_ASSIGN_OR_RETURN(FwdPlan plan, plan_fwd(p, c, max_shared_bytes));
   auto specs = jit::make_programs(plan.kernels, 0, arch, "ssm_fwd");
   SSMTUNE_ASSIGN_OR_RETURN(jit::CompiledProgram program, compiler.compile(specs.at(0)));

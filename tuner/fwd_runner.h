@@ -44,7 +44,8 @@ class FwdKernel {
   const std::vector<jit::KernelImage>& images() const { return images_; }
 
  private:
-  FwdKernel(FwdPlan plan, jit::Module module) : plan_(std::move(plan)), module_(std::move(module)) {}
+  FwdKernel(FwdPlan plan, jit::Module module)
+      : plan_(std::move(plan)), module_(std::move(module)) {}
   FwdPlan plan_;
   jit::Module module_;
   std::vector<jit::Kernel> kernels_;
@@ -52,8 +53,7 @@ class FwdKernel {
 };
 
 // Compiles (through the compiler's cache) and loads one config.
-Result<FwdKernel> build_fwd_kernel(jit::Compiler& compiler, const Problem& p,
-                                   const KernelConfig& c, const std::string& arch,
-                                   size_t max_shared_bytes);
+Result<FwdKernel> build_fwd_kernel(jit::Compiler& compiler, const Problem& p, const KernelConfig& c,
+                                   const std::string& arch, size_t max_shared_bytes);
 
 }  // namespace ssmtune

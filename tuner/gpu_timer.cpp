@@ -36,7 +36,8 @@ Result<Timing> GpuTimer::time(const std::function<Status(CUstream)>& launch, CUs
     stops.push_back(std::move(b));
   }
   for (int i = 0; i < repeats; ++i) {
-    if (o.flush_l2) SSMTUNE_RETURN_IF_ERROR(flush_.fill_bytes(static_cast<unsigned char>(i), stream));
+    if (o.flush_l2)
+      SSMTUNE_RETURN_IF_ERROR(flush_.fill_bytes(static_cast<unsigned char>(i), stream));
     SSMTUNE_RETURN_IF_ERROR(starts[i].record(stream));
     SSMTUNE_RETURN_IF_ERROR(launch(stream));
     SSMTUNE_RETURN_IF_ERROR(stops[i].record(stream));
@@ -52,7 +53,8 @@ Result<Timing> GpuTimer::time(const std::function<Status(CUstream)>& launch, CUs
   Timing t;
   t.repeats = repeats;
   t.min_ms = ms.front();
-  t.median_ms = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+  t.median_ms =
+      ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
   t.spread_ms = quantile(0.75) - quantile(0.25);
   return t;
 }

@@ -38,11 +38,16 @@ bool parse_field(const std::string& f, const std::string& prefix, int& out) {
 
 const char* to_string(ScanAlgo a) {
   switch (a) {
-    case ScanAlgo::kSequential: return "sequential";
-    case ScanAlgo::kWarpScan: return "warpscan";
-    case ScanAlgo::kBlelloch: return "blelloch";
-    case ScanAlgo::kMultiPass: return "multipass";
-    case ScanAlgo::kLookback: return "lookback";
+    case ScanAlgo::kSequential:
+      return "sequential";
+    case ScanAlgo::kWarpScan:
+      return "warpscan";
+    case ScanAlgo::kBlelloch:
+      return "blelloch";
+    case ScanAlgo::kMultiPass:
+      return "multipass";
+    case ScanAlgo::kLookback:
+      return "lookback";
   }
   return "?";
 }
@@ -65,9 +70,12 @@ Result<AccType> parse_acc_type(const std::string& s) {
 
 const char* to_string(ExpMode e) {
   switch (e) {
-    case ExpMode::kAccurate: return "accurate";
-    case ExpMode::kFast: return "fast";
-    case ExpMode::kPoly: return "poly";
+    case ExpMode::kAccurate:
+      return "accurate";
+    case ExpMode::kFast:
+      return "fast";
+    case ExpMode::kPoly:
+      return "poly";
   }
   return "?";
 }

@@ -40,14 +40,14 @@ Result<ExpMode> parse_exp_mode(const std::string& s);
 
 struct KernelConfig {
   ScanAlgo algo = ScanAlgo::kSequential;
-  int chunk = 64;        // K: timesteps per chunk staged in shared memory
-  int d_step = 8;        // channels per block; B/C tiles are shared across them
+  int chunk = 64;  // K: timesteps per chunk staged in shared memory
+  int d_step = 8;  // channels per block; B/C tiles are shared across them
   AccType acc = AccType::kF32;
-  int threads = 128;     // threads per block
-  int items = 8;         // timesteps per thread before any cross-thread step (scan algos)
-  int n_split = 1;       // sequential: threads sharing one channel's dstate states
+  int threads = 128;  // threads per block
+  int items = 8;      // timesteps per thread before any cross-thread step (scan algos)
+  int n_split = 1;    // sequential: threads sharing one channel's dstate states
   ExpMode exp_mode = ExpMode::kFast;
-  int poly_share = 0;    // kPoly: of every 8 states, how many use the polynomial (1..7)
+  int poly_share = 0;  // kPoly: of every 8 states, how many use the polynomial (1..7)
 
   // "seq.K64.D8.fp32.t128.i8.s1.fast" (poly share appended for kPoly).
   std::string key() const;

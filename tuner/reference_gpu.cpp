@@ -39,7 +39,8 @@ Result<HostOutputs> reference_fwd_gpu(jit::Compiler& compiler, const std::string
   if (p.has_z) {
     SSMTUNE_ASSIGN_OR_RETURN(out_z, jit::DeviceBuffer::allocate(n * 8));
   }
-  SSMTUNE_ASSIGN_OR_RETURN(jit::DeviceBuffer last, jit::DeviceBuffer::allocate(rows * p.dstate * 8));
+  SSMTUNE_ASSIGN_OR_RETURN(jit::DeviceBuffer last,
+                           jit::DeviceBuffer::allocate(rows * p.dstate * 8));
 
   RefParams r{};
   r.p = make_params(p, dp.tensors());
@@ -54,8 +55,9 @@ Result<HostOutputs> reference_fwd_gpu(jit::Compiler& compiler, const std::string
   r.out_z = out_z.as<double>();
   r.last_state = last.as<double>();
   const unsigned threads = 128;
-  SSMTUNE_RETURN_IF_ERROR(kernel.launch(jit::Dim3{static_cast<unsigned>((rows + threads - 1) / threads)},
-                                        jit::Dim3{threads}, 0, stream, r));
+  SSMTUNE_RETURN_IF_ERROR(
+      kernel.launch(jit::Dim3{static_cast<unsigned>((rows + threads - 1) / threads)},
+                    jit::Dim3{threads}, 0, stream, r));
   // The stream is non-blocking: the synchronous copies below would not wait for it.
   SSMTUNE_ASSIGN_OR_RETURN(const jit::Driver* d, jit::Driver::get());
   const jit::Driver& drv = *d;

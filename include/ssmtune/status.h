@@ -21,6 +21,7 @@ enum class Code {
   kIoError,          // a file could not be read or written
   kCorrupt,          // stored data is damaged or not ours (database, cubin)
   kUnsupported,      // valid request this build or device cannot serve
+  kTimeout,          // a wait ran past its limit (a hung kernel, a stuck worker)
   kInternal,         // a broken invariant inside ssmtune
 };
 
@@ -42,6 +43,7 @@ class [[nodiscard]] Status {
   static Status corrupt(std::string m) { return {Code::kCorrupt, std::move(m)}; }
   static Status unsupported(std::string m) { return {Code::kUnsupported, std::move(m)}; }
   static Status internal(std::string m) { return {Code::kInternal, std::move(m)}; }
+  static Status timeout(std::string m) { return {Code::kTimeout, std::move(m)}; }
 
   bool is_ok() const { return code_ == Code::kOk; }
   explicit operator bool() const { return is_ok(); }

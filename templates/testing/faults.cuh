@@ -2,12 +2,9 @@
 // clean error (and, in the tuner, a recorded status) rather than a crash.
 #pragma once
 
-namespace ssmtune_kernels {
+#include "testing/faults_params.cuh"
 
-struct FaultParams {
-  unsigned long long address;  // written by kIllegalAddress
-  long long spin_cycles;       // kSpin runs this long
-};
+namespace ssmtune_kernels {
 
 enum class FaultMode : int {
   kIllegalAddress = 0,  // store through a bad pointer

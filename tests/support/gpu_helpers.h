@@ -20,9 +20,9 @@ inline std::string device_arch() { return require_ok(jit::query_device(0)).arch(
 
 }  // namespace ssmtune::testing
 
-#define REQUIRE_STATUS_OK(expr)       \
-  do {                                \
-    ::ssmtune::Status s_ = (expr);    \
-    INFO(s_.to_string());             \
-    REQUIRE(s_.is_ok());              \
+#define REQUIRE_STATUS_OK(expr)    \
+  do {                             \
+    ::ssmtune::Status s_ = (expr); \
+    INFO(s_.to_string());          \
+    REQUIRE(s_.is_ok());           \
   } while (0)

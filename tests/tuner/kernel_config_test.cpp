@@ -30,11 +30,10 @@ TEST_CASE("kernel config keys round-trip", "[tuner]") {
 }
 
 TEST_CASE("malformed config keys are rejected with the reason", "[tuner]") {
-  for (const char* bad : {"", "seq", "nope.K64.D8.fp32.t128.i8.s1.fast",
-                          "sequential.K.D8.fp32.t128.i8.s1.fast",
-                          "sequential.K64.D8.fp16.t128.i8.s1.fast",
-                          "sequential.K64.D8.fp32.t128.i8.s1.poly",
-                          "sequential.K064.D8.fp32.t128.i8.s1.fast"}) {
+  for (const char* bad :
+       {"", "seq", "nope.K64.D8.fp32.t128.i8.s1.fast", "sequential.K.D8.fp32.t128.i8.s1.fast",
+        "sequential.K64.D8.fp16.t128.i8.s1.fast", "sequential.K64.D8.fp32.t128.i8.s1.poly",
+        "sequential.K064.D8.fp32.t128.i8.s1.fast"}) {
     INFO(bad);
     auto r = KernelConfig::from_key(bad);
     REQUIRE_FALSE(r.is_ok());

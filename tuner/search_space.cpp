@@ -1,0 +1,128 @@
+// Enumeration and pruning of the forward space.
+#include "tuner/search_space.h"
+
+#include <set>
+
+#include "tuner/fwd_plan.h"
+#include "tuner/heuristics.h"
+
+namespace ssmtune {
+
+std::vector<SpaceEntry> search_space(const Problem& p, const jit::DeviceInfo& device,
+                                     const SpaceOptions& o) {
+  std::vector<KernelConfig> raw;
+  struct Exp {
+    ExpMode mode;
+    int share;
+  };
+  std::vector<Exp> exps = {{ExpMode::kFast, 0}};
+  if (o.include_poly) {
+    exps.push_back({ExpMode::kPoly, 2});
+    exps.push_back({ExpMode::kPoly, 4});
+  }
+  // Each layout once per fp32 exp mode.
+  auto fp32_only = [&](KernelConfig c) {
+    for (const Exp& e : exps) {
+      c.acc = AccType::kF32;
+      c.exp_mode = e.mode;
+      c.poly_share = e.share;
+      raw.push_back(c);
+    }
+  };
+  // fp64 accumulation is an accuracy anchor, not a speed contender: one
+  // layout per algorithm (the default's) rather than the whole grid.
+  auto fp64_anchor = [&](ScanAlgo a) {
+    if (!o.include_fp64) return;
+    KernelConfig c = default_config(p, a, AccType::kF64, device.max_shared_per_block);
+    raw.push_back(c);
+  };
+  // Chunk-staged algorithms: the thread layout d_step x n_split.
+  for (ScanAlgo a : {ScanAlgo::kSequential, ScanAlgo::kMultiPass, ScanAlgo::kLookback}) {
+    const std::vector<int> chunks =
+        a == ScanAlgo::kSequential ? std::vector<int>{64, 128} : std::vector<int>{128, 256};
+    for (int n_split : {1, 2, 4, 8})
+      for (int threads : {64, 128})
+        for (int chunk : chunks) {
+          KernelConfig c;
+          c.algo = a;
+          c.n_split = n_split;
+          c.threads = threads;
+          c.d_step = threads / n_split;
+          c.chunk = chunk;
+          c.items = 1;
+          fp32_only(c);
+        }
+    fp64_anchor(a);
+  }
+  for (int d_step : {2, 4, 8})
+    for (int items : {4, 8, 16}) {
+      KernelConfig c;
+      c.algo = ScanAlgo::kWarpScan;
+      c.d_step = d_step;
+      c.threads = 32 * d_step;
+      c.items = items;
+      c.chunk = 32 * items;
+      fp32_only(c);
+    }
+  fp64_anchor(ScanAlgo::kWarpScan);
+  for (int threads : {128, 256})
+    for (int items : {4, 8}) {
+      KernelConfig c;
+      c.algo = ScanAlgo::kBlelloch;
+      c.threads = threads;
+      c.items = items;
+      c.chunk = threads * items;
+      c.d_step = 4;
+      fp32_only(c);
+    }
+  fp64_anchor(ScanAlgo::kBlelloch);
+  std::vector<SpaceEntry> out;
+  std::set<std::string> seen;
+  for (const auto& c : raw) {
+    if (!seen.insert(c.key()).second) continue;
+    SpaceEntry e;
+    e.config = c;
+    Status s = check_config(p, c, device.max_shared_per_block);
+    if (!s) {
+      e.pruned = true;
+      e.reason = s.message();
+    } else if (c.d_step > p.dim_per_group()) {
+      e.pruned = true;
+      e.reason = "d_step " + std::to_string(c.d_step) + " exceeds the channels per group (" +
+                 std::to_string(p.dim_per_group()) + "): idle threads";
+    } else if (c.algo != ScanAlgo::kWarpScan && c.algo != ScanAlgo::kBlelloch &&
+               c.chunk > 2 * p.seqlen && c.chunk > 32) {
+      e.pruned = true;
+      e.reason =
+          "chunk " + std::to_string(c.chunk) + " far exceeds seqlen " + std::to_string(p.seqlen);
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::string prune_by_resources(const KernelConfig& c, const std::vector<jit::KernelImage>& kernels,
+                               const jit::DeviceInfo& device, int min_warps_per_sm) {
+  for (const auto& k : kernels) {
+    const auto& r = k.resources;
+    if (r.spills())
+      return "spills " + std::to_string(r.spill_store_bytes) + " B stores / " +
+             std::to_string(r.spill_load_bytes) + " B loads (" + r.to_string() + ")";
+    if (r.registers <= 0) continue;
+    // Scan kernels of the multipass family launch with 256 threads; the rest with c.threads.
+    const int threads =
+        k.name_expression.find("multipass_scan") != std::string::npos ? 256 : c.threads;
+    const int regs_per_block = r.registers * threads;
+    const int blocks = device.registers_per_sm / std::max(1, regs_per_block);
+    const int warps = blocks * threads / 32;
+    if (blocks < 1)
+      return "registers: " + std::to_string(r.registers) + " x " + std::to_string(threads) +
+             " threads exceed the SM's register file";
+    if (warps < min_warps_per_sm)
+      return "occupancy: " + std::to_string(r.registers) + " registers leave " +
+             std::to_string(warps) + " warps per SM (< " + std::to_string(min_warps_per_sm) + ")";
+  }
+  return {};
+}
+
+}  // namespace ssmtune

@@ -1,0 +1,38 @@
+// The forward kernel space for one problem on one device: every config over
+// the algorithm, chunk K, d_step, accumulation dtype and the secondary knobs
+// (threads, items, n_split, exp mode), each either a candidate or pruned
+// with its reason. Pruning happens in two stages: before compiling (illegal
+// combinations, shared memory over the device's limit) and after
+// (prune_by_resources: spills, or registers that leave too little occupancy).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "jit/cubin_cache.h"
+#include "jit/device.h"
+#include "tuner/kernel_config.h"
+#include "tuner/problem.h"
+
+namespace ssmtune {
+
+struct SpaceEntry {
+  KernelConfig config;
+  bool pruned = false;
+  std::string reason;  // why it was pruned
+};
+
+struct SpaceOptions {
+  bool include_fp64 = true;  // fp64 accumulation (accurate exp only): the accuracy anchors
+  bool include_poly = true;  // the FMA-pipe polynomial exp at a few shares
+};
+
+std::vector<SpaceEntry> search_space(const Problem& p, const jit::DeviceInfo& device,
+                                     const SpaceOptions& options = {});
+
+// Empty when the compiled kernels are fit to time; else why not: any spill,
+// or fewer than `min_warps_per_sm` resident warps given the registers.
+std::string prune_by_resources(const KernelConfig& c, const std::vector<jit::KernelImage>& kernels,
+                               const jit::DeviceInfo& device, int min_warps_per_sm = 8);
+
+}  // namespace ssmtune

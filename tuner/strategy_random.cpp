@@ -1,0 +1,17 @@
+// Random sampling under a budget.
+#include <algorithm>
+#include <random>
+
+#include "tuner/strategy.h"
+
+namespace ssmtune {
+
+std::vector<Trial> run_random(const std::vector<KernelConfig>& candidates, const MeasureFn& measure,
+                              const Budget& budget, uint64_t seed) {
+  std::vector<KernelConfig> order = candidates;
+  std::mt19937_64 rng(seed);
+  std::shuffle(order.begin(), order.end(), rng);
+  return run_exhaustive(order, measure, budget);
+}
+
+}  // namespace ssmtune
