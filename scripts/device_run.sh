@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device session's worth of checks and measurements, from a build made
 # elsewhere: the GPU suites, the per-algorithm bench table, tuning runs and
-# the seed's check. Outputs land in ${OUT:-out}/. Usage: scripts/device_run.sh [build-dir]
+# the seed's check. Outputs land in ${OUT:-out}/.
+# Usage: scripts/device_run.sh BUILD_DIR PART... (tests bench check tune_seed tune_mid db)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -18,13 +19,23 @@ step() {  # step NAME SECONDS CMD...
   tail -n "${TAIL:-25}" "$out/$name.log"
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
-step gpu_tests 300 ctest --test-dir "$build" -L gpu --output-on-failure
-TAIL=12 step bench_mid_fp32 60 "$build/ssmtune" bench --all-algorithms --batch 8 --dim 1536 --seqlen 2048 --dstate 16 --dtype fp32
-TAIL=12 step bench_mid_bf16 60 "$build/ssmtune" bench --all-algorithms --batch 8 --dim 1536 --seqlen 2048 --dstate 16 --dtype bf16
-TAIL=12 step bench_seed 60 "$build/ssmtune" bench --all-algorithms --batch 8 --dim 256 --seqlen 1024 --dstate 4 --dtype fp32
-TAIL=8 step tune_seed 150 "$build/ssmtune" tune --batch 8 --dim 256 --seqlen 1024 --dstate 4 --time-limit 60
-TAIL=8 step tune_mid_fp32 150 "$build/ssmtune" tune --batch 8 --dim 1536 --seqlen 2048 --dstate 16 --time-limit 60
-TAIL=8 step tune_mid_bf16 150 "$build/ssmtune" tune --batch 8 --dim 1536 --seqlen 2048 --dstate 16 --dtype bf16 --time-limit 60
-TAIL=8 step tune_again 30 "$build/ssmtune" tune --batch 8 --dim 256 --seqlen 1024 --dstate 4
-TAIL=30 step check_seed 60 "$build/ssmtune" check --batch 8 --dim 256 --seqlen 1024 --dstate 4
-TAIL=10 step db_show 20 "$build/ssmtune" db best
+shape_seed=(--batch 8 --dim 256 --seqlen 1024 --dstate 4)
+shape_mid=(--batch 8 --dim 1536 --seqlen 2048 --dstate 16)
+for part in "${@:2}"; do
+  case "$part" in
+    tests) step gpu_tests 270 ctest --test-dir "$build" -L gpu --output-on-failure ;;
+    bench)
+      TAIL=8 step bench_mid_fp32 50 "$build/ssmtune" bench --all-algorithms "${shape_mid[@]}"
+      TAIL=8 step bench_mid_bf16 50 "$build/ssmtune" bench --all-algorithms "${shape_mid[@]}" --dtype bf16
+      TAIL=8 step bench_seed 40 "$build/ssmtune" bench --all-algorithms "${shape_seed[@]}" ;;
+    check) TAIL=30 step check_seed 50 "$build/ssmtune" check "${shape_seed[@]}" ;;
+    tune_seed)
+      TAIL=6 step tune_seed 120 "$build/ssmtune" tune "${shape_seed[@]}" --time-limit 40
+      TAIL=6 step tune_again 30 "$build/ssmtune" tune "${shape_seed[@]}" ;;
+    tune_mid)
+      TAIL=6 step tune_mid_fp32 150 "$build/ssmtune" tune "${shape_mid[@]}" --time-limit 40
+      TAIL=6 step tune_mid_bf16 150 "$build/ssmtune" tune "${shape_mid[@]}" --dtype bf16 --time-limit 40 ;;
+    db) TAIL=12 step db_best 20 "$build/ssmtune" db best ;;
+    *) echo "unknown part $part" ;;
+  esac
+done
