@@ -70,4 +70,43 @@ __device__ __forceinline__ float bc_value(const SsmFwdParams& p, const void* bas
   return static_cast<const float*>(base)[d * dim_stride + n];
 }
 
+// One thread's items for state n: the per-step maps a = exp(dt A),
+// bx = dt u B (kept for the re-run) and their serial composition.
+template <typename Tr>
+struct ItemMaps {
+  using AccT = typename Tr::AccT;
+  AccT a[Tr::kItems];
+  AccT bx[Tr::kItems];
+
+  // `first`: chunk-local timestep of item 0; items at or past `len` are the identity.
+  __device__ __forceinline__ Affine<AccT> build(const SsmFwdParams& p, const ThreadItems<Tr>& it,
+                                                AccT a2, int n, int d, int first, int len,
+                                                const float* s_b) {
+    Affine<AccT> agg{1, 0};
+#pragma unroll
+    for (int i = 0; i < Tr::kItems; ++i) {
+      const int t = first + i;
+      a[i] = exp_state<Tr>(static_cast<AccT>(it.dt[i]) * a2, n);
+      const float bv =
+          t < len ? bc_value<Tr::kVarB>(p, p.B, p.B_batch_stride, s_b, d, n, t, Tr::kChunk) : 0.0f;
+      bx[i] = static_cast<AccT>(it.dt[i] * it.u[i]) * static_cast<AccT>(bv);
+      agg = compose(agg, Affine<AccT>{a[i], bx[i]});
+    }
+    return agg;
+  }
+
+  // Re-runs the items from the incoming state h, adding C h to y.
+  __device__ __forceinline__ void rerun(const SsmFwdParams& p, AccT h, int n, int d, int first,
+                                        int len, const float* s_c, AccT (&y)[Tr::kItems]) const {
+#pragma unroll
+    for (int i = 0; i < Tr::kItems; ++i) {
+      const int t = first + i;
+      h = a[i] * h + bx[i];
+      const float cv =
+          t < len ? bc_value<Tr::kVarC>(p, p.C, p.C_batch_stride, s_c, d, n, t, Tr::kChunk) : 0.0f;
+      y[i] += static_cast<AccT>(cv) * h;
+    }
+  }
+};
+
 }  // namespace ssmtune_kernels

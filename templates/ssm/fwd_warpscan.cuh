@@ -47,18 +47,8 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
 #pragma unroll 1
     for (int n = 0; n < Tr::kN; ++n) {
       const AccT a2 = static_cast<AccT>(active ? p.A[d * p.A_dim_stride + n] * a_scale<Tr>() : 0.f);
-      AccT a[Tr::kItems], bx[Tr::kItems];
-      Affine<AccT> agg{1, 0};
-#pragma unroll
-      for (int i = 0; i < Tr::kItems; ++i) {
-        const int t = lane * Tr::kItems + i;
-        a[i] = exp_state<Tr>(static_cast<AccT>(it.dt[i]) * a2, n);
-        const float bv =
-            t < len ? bc_value<Tr::kVarB>(p, p.B, p.B_batch_stride, s_b, d, n, t, Tr::kChunk)
-                    : 0.0f;
-        bx[i] = static_cast<AccT>(it.dt[i] * it.u[i]) * static_cast<AccT>(bv);
-        agg = compose(agg, Affine<AccT>{a[i], bx[i]});
-      }
+      ItemMaps<Tr> maps;
+      const Affine<AccT> agg = maps.build(p, it, a2, n, d, lane * Tr::kItems, len, s_b);
       // Inclusive Kogge-Stone scan over the warp.
       Affine<AccT> incl = agg;
 #pragma unroll
@@ -71,16 +61,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
                         __shfl_up_sync(0xffffffffu, incl.b, 1)};
       if (lane == 0) excl = {1, 0};
       const AccT hprev = s_h[c * Tr::kN + n];
-      AccT h = excl.a * hprev + excl.b;
-#pragma unroll
-      for (int i = 0; i < Tr::kItems; ++i) {
-        const int t = lane * Tr::kItems + i;
-        h = a[i] * h + bx[i];
-        const float cv =
-            t < len ? bc_value<Tr::kVarC>(p, p.C, p.C_batch_stride, s_c, d, n, t, Tr::kChunk)
-                    : 0.0f;
-        y[i] += static_cast<AccT>(cv) * h;
-      }
+      maps.rerun(p, excl.a * hprev + excl.b, n, d, lane * Tr::kItems, len, s_c, y);
       const AccT total_a = __shfl_sync(0xffffffffu, incl.a, 31);
       const AccT total_b = __shfl_sync(0xffffffffu, incl.b, 31);
       __syncwarp();
