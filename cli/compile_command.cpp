@@ -4,9 +4,12 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/problem_options.h"
 #include "cli/table.h"
 #include "jit/compiler.h"
 #include "jit/program_builder.h"
+#include "tuner/fwd_plan.h"
+#include "tuner/heuristics.h"
 
 namespace ssmtune::cli {
 namespace {
@@ -17,19 +20,34 @@ struct CompileArgs {
   size_t per_program = 0;
   unsigned threads = 0;
   std::string format = "table";
+  ProblemArgs problem;
 };
 
-Result<std::vector<jit::Instantiation>> family_instantiations(const std::string& family) {
+// fwd: every algorithm x accumulation dtype at its default config for the
+// problem (default (8, 1536, 2048, 16) fp32), plus the fp64 reference.
+Result<std::vector<jit::Instantiation>> family_instantiations(const std::string& family,
+                                                              const ProblemArgs& args) {
   if (family == "linear_recurrence") return jit::linear_recurrence_family();
+  if (family == "fwd") {
+    SSMTUNE_ASSIGN_OR_RETURN(Problem p, args.problem());
+    std::vector<jit::Instantiation> out;
+    for (ScanAlgo a : kAllScanAlgos)
+      for (AccType acc : {AccType::kF32, AccType::kF64}) {
+        SSMTUNE_ASSIGN_OR_RETURN(FwdPlan plan, plan_fwd(p, default_config(p, a, acc, 227 * 1024)));
+        out.insert(out.end(), plan.kernels.begin(), plan.kernels.end());
+      }
+    out.push_back(reference_instantiation(p.dtype));
+    return out;
+  }
   return Status::invalid_argument("unknown kernel family '" + family +
-                                  "' (known: linear_recurrence)");
+                                  "' (known: linear_recurrence, fwd)");
 }
 
 void run(const CompileArgs& a) {
   auto fmt = parse_format(a.format);
   if (!report("compile", fmt.status())) return;
   if (!report("compile", jit::validate_arch(a.arch))) return;
-  auto inst = family_instantiations(a.family);
+  auto inst = family_instantiations(a.family, a.problem);
   if (!report("compile", inst.status())) return;
   auto sources = jit::TemplateSources::load_default();
   if (!report("compile", sources.status())) return;
@@ -77,13 +95,16 @@ void add_compile_command(CLI::App& app) {
       "(no GPU needed)");
   auto a = std::make_shared<CompileArgs>();
   cmd->add_option("--arch", a->arch, "target, sm_XX")->capture_default_str();
-  cmd->add_option("--family", a->family, "kernel family")->capture_default_str();
+  cmd->add_option("--family", a->family,
+                  "kernel family: linear_recurrence or fwd (problem flags apply)")
+      ->capture_default_str();
   cmd->add_option("--per-program", a->per_program,
                   "instantiations per NVRTC program (0: all in one)")
       ->capture_default_str();
   cmd->add_option("--threads", a->threads, "parallel NVRTC compilations (0: one per core)")
       ->capture_default_str();
   cmd->add_option("--format", a->format, "table, json or csv")->capture_default_str();
+  add_problem_options(cmd, a->problem);
   cmd->callback([a] { run(*a); });
 }
 

@@ -64,6 +64,21 @@ TEST_CASE("ssmtune compile prints a resource report without a GPU", "[cli]") {
   CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 9);
 }
 
+TEST_CASE("ssmtune compile --family fwd compiles every algorithm for a problem", "[cli]") {
+  auto r = run_command(kBin + " compile --family fwd --dstate 4 --dtype bf16 --format json", false);
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 15);  // 5 algorithms x 2 accumulations (multipass: 3 kernels) + reference
+  for (const auto& row : j) {
+    INFO(row.dump());
+    CHECK(row["registers"].get<int>() > 0);
+    CHECK(row["instantiation"].get<std::string>().find("ssmtune_kernels::ssm_fwd_") == 0);
+  }
+  auto bad = run_command(kBin + " compile --family fwd --dstate 0");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.out.find("dstate") != std::string::npos);
+}
+
 TEST_CASE("ssmtune compile rejects bad input", "[cli]") {
   auto a = run_command(kBin + " compile --arch 90");
   CHECK(a.exit_code == 2);
