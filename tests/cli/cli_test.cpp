@@ -93,3 +93,58 @@ TEST_CASE("ssmtune compile rejects bad input", "[cli]") {
 
 }  // namespace
 }  // namespace ssmtune
+
+namespace ssmtune {
+namespace {
+
+using testing::run_command;
+
+TEST_CASE("tune, bench and check: help, bad input and no driver", "[cli]") {
+  const std::string bin = SSMTUNE_BINARY;
+  for (const char* sub : {"tune", "bench", "check"}) {
+    auto h = run_command(bin + " " + sub + " --help");
+    INFO(sub << ": " << h.out);
+    CHECK(h.exit_code == 0);
+    CHECK(h.out.find("--dstate") != std::string::npos);
+    CHECK(h.out.find("--constant-bc") != std::string::npos);
+    auto bad = run_command(bin + " " + sub + " --seqlen 0");
+    CHECK(bad.exit_code == 2);
+    CHECK(bad.out.find("seqlen must be >= 1") != std::string::npos);
+    auto dt = run_command(bin + " " + sub + " --dtype fp8");
+    CHECK(dt.exit_code == 2);
+    CHECK(dt.out.find("fp8") != std::string::npos);
+  }
+  auto s = run_command(bin + " tune --strategy annealing");
+  CHECK(s.exit_code == 2);
+  CHECK(s.out.find("unknown strategy 'annealing'") != std::string::npos);
+  auto missing = run_command(bin + " tune --shapes /nonexistent/shapes.txt");
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.out.find("cannot read shapes file") != std::string::npos);
+  auto cfg = run_command(bin + " bench --config not.a.key");
+  CHECK(cfg.exit_code == 2);
+  CHECK(cfg.out.find("bad kernel config key") != std::string::npos);
+  if (!jit::Driver::get().is_ok()) {
+    auto t = run_command(
+        bin + " tune --batch 1 --dim 8 --seqlen 16 --dstate 4 --db /tmp/ssmtune_cli_nodriver.db");
+    CHECK(t.exit_code == 1);
+    CHECK(t.out.find("no CUDA driver found") != std::string::npos);
+    auto c = run_command(bin + " check");
+    CHECK(c.exit_code == 1);
+    CHECK(c.out.find("no CUDA driver found") != std::string::npos);
+  }
+}
+
+TEST_CASE("tune --shapes rejects a malformed line with its number", "[cli]") {
+  const std::string path = "/tmp/ssmtune_cli_shapes.txt";
+  FILE* f = std::fopen(path.c_str(), "w");
+  REQUIRE(f != nullptr);
+  std::fputs("# a model's shapes\nb8.d1536.l2048.n16.g1.fp32.vB.vC\nb8.dX.l1.n1\n", f);
+  std::fclose(f);
+  auto r = run_command(std::string(SSMTUNE_BINARY) + " tune --shapes " + path);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.find(path + ":3") != std::string::npos);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace ssmtune

@@ -1,0 +1,119 @@
+// Each strategy on recorded measurements: a table of config -> time stands
+// in for the GPU, and records what was asked at which fidelity.
+#include "tuner/strategy.h"
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <set>
+
+namespace ssmtune {
+namespace {
+
+struct Recorded {
+  std::map<std::string, TrialResult> table;
+  std::vector<std::pair<std::string, double>> asked;  // (config, target_ms)
+
+  MeasureFn fn() {
+    return [this](const KernelConfig& c, double t) {
+      asked.push_back({c.key(), t});
+      return table.at(c.key());
+    };
+  }
+};
+
+std::vector<KernelConfig> configs(int n) {
+  std::vector<KernelConfig> out;
+  for (int i = 0; i < n; ++i) {
+    KernelConfig c;
+    c.chunk = 16 + i;  // distinct keys
+    out.push_back(c);
+  }
+  return out;
+}
+
+Recorded record(const std::vector<KernelConfig>& cs) {
+  Recorded r;
+  for (size_t i = 0; i < cs.size(); ++i) {
+    // Times 1.0, 0.9, ... with a dip at index 13 (the best) and a failure at 5.
+    TrialResult t{true, 1.0 + 0.01 * static_cast<double>((i * 7) % cs.size()), 0.001};
+    if (i == 13) t.median_ms = 0.5;
+    if (i == 5) t = {false, 0, 0};
+    r.table[cs[i].key()] = t;
+  }
+  return r;
+}
+
+TEST_CASE("exhaustive measures every config carefully, up to the budget", "[tuner]") {
+  const auto cs = configs(37);
+  Recorded r = record(cs);
+  Budget b;
+  auto all = run_exhaustive(cs, r.fn(), b);
+  CHECK(all.size() == cs.size());
+  for (const auto& [k, t] : r.asked) CHECK(t == b.careful_ms);
+  b.max_configs = 10;
+  Recorded r2 = record(cs);
+  CHECK(run_exhaustive(cs, r2.fn(), b).size() == 10);
+}
+
+TEST_CASE("random sampling takes a budget-sized sample without repeats", "[tuner]") {
+  const auto cs = configs(37);
+  Recorded r = record(cs);
+  Budget b;
+  b.max_configs = 12;
+  auto trials = run_random(cs, r.fn(), b, 42);
+  REQUIRE(trials.size() == 12);
+  std::set<std::string> keys;
+  for (const auto& t : trials) keys.insert(t.config.key());
+  CHECK(keys.size() == 12);
+  // Another seed, another sample; the same seed, the same one.
+  Recorded r2 = record(cs), r3 = record(cs);
+  auto again = run_random(cs, r2.fn(), b, 42);
+  auto other = run_random(cs, r3.fn(), b, 7);
+  CHECK(again[0].config.key() == trials[0].config.key());
+  bool differs = false;
+  for (size_t i = 0; i < other.size(); ++i)
+    differs |= other[i].config.key() != trials[i].config.key();
+  CHECK(differs);
+}
+
+TEST_CASE("successive halving times many cheaply and the best carefully", "[tuner]") {
+  const auto cs = configs(64);
+  Recorded r = record(cs);
+  Budget b;
+  b.cheap_ms = 5;
+  b.careful_ms = 100;
+  auto trials = run_halving(cs, r.fn(), b, 4);
+  // Every config once at the cheapest fidelity.
+  int cheap = 0;
+  for (const auto& [k, t] : r.asked) cheap += t == b.cheap_ms;
+  CHECK(cheap == 64);
+  // Fewer careful measurements than configs, and the best among them.
+  int careful = 0;
+  bool best_careful = false;
+  for (const auto& t : trials) {
+    if (t.target_ms == b.careful_ms) {
+      ++careful;
+      best_careful |= t.config.key() == cs[13].key();
+      CHECK(t.config.key() != cs[5].key());  // a failed config is never promoted
+    }
+  }
+  CHECK(careful >= 1);
+  CHECK(careful < 64);
+  CHECK(best_careful);
+  CHECK(trials.size() < 2 * cs.size());
+}
+
+TEST_CASE("a wall-time budget stops the first look but not the final measurements", "[tuner]") {
+  const auto cs = configs(50);
+  Recorded r = record(cs);
+  Budget b;
+  b.max_configs = 20;  // stands in for the clock
+  auto trials = run_halving(cs, r.fn(), b, 4);
+  int rung0 = 0;
+  for (const auto& t : trials) rung0 += t.rung == 0;
+  CHECK(rung0 == 20);
+  CHECK(trials.back().target_ms == b.careful_ms);
+}
+
+}  // namespace
+}  // namespace ssmtune
