@@ -1,0 +1,142 @@
+// The selector's rules on a seeded database: exact, nearest, default, and
+// stale entries skipped.
+#include "runtime/selector.h"
+
+#include <catch2/catch.hpp>
+
+#include "cache/db_fixtures.h"
+#include "tuner/fwd_plan.h"
+#include "tuner/heuristics.h"
+
+namespace ssmtune {
+namespace {
+
+jit::DeviceInfo device() {
+  jit::DeviceInfo d;
+  d.uuid = "GPU-00000000-1111-2222-3333-444444444444";
+  d.name = "test GPU";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.max_shared_per_block = 227 * 1024;
+  d.registers_per_sm = 65536;
+  d.driver_version = 13000;
+  d.nvrtc_version = "13.0";
+  return d;
+}
+
+Problem shape(int64_t b, int64_t d, int64_t l, int64_t n, DType t = DType::kF32) {
+  Problem p;
+  p.batch = b;
+  p.dim = d;
+  p.seqlen = l;
+  p.dstate = n;
+  p.dtype = t;
+  return p;
+}
+
+const cache::Versions kNow{13000, "13.0", "templates-now"};
+
+void seed_best(cache::TuningDb& db, const Problem& p, const KernelConfig& c, double ms,
+               const std::string& template_hash = "templates-now") {
+  cache::Measurement m;
+  m.device_uuid = device().uuid;
+  m.problem_key = p.key();
+  m.config_key = c.key();
+  m.median_ms = ms;
+  m.verdict = "inside";
+  m.error_budget = 1e-4;
+  m.template_hash = template_hash;
+  m.driver_version = 13000;
+  m.nvrtc_version = "13.0";
+  m.timestamp = 1700000000;
+  REQUIRE(db.add_measurement(m).is_ok());
+  cache::BestEntry b;
+  b.device_uuid = m.device_uuid;
+  b.problem_key = m.problem_key;
+  b.config_key = m.config_key;
+  b.median_ms = ms;
+  b.template_hash = template_hash;
+  b.driver_version = 13000;
+  b.nvrtc_version = "13.0";
+  b.timestamp = m.timestamp;
+  b.rule = "fastest inside budget";
+  REQUIRE(db.set_best(b).is_ok());
+}
+
+TEST_CASE("the selector picks exact, then nearest, then the default", "[runtime]") {
+  testing::TempDir dir;
+  auto db = cache::TuningDb::open(dir.file("t.db"), cache::OpenMode::kReadWrite);
+  REQUIRE(db.is_ok());
+  REQUIRE(db->upsert_device(cache::device_record(device())).is_ok());
+  const Problem mid = shape(8, 1536, 2048, 16), small = shape(8, 256, 1024, 4);
+  KernelConfig warp = default_config(mid, ScanAlgo::kWarpScan);
+  warp.d_step = 8;
+  warp.threads = 256;
+  const KernelConfig seq = default_config(small, ScanAlgo::kSequential);
+  seed_best(*db, mid, warp, 0.73);
+  seed_best(*db, small, seq, 0.05);
+
+  auto exact = choose_config(&*db, device(), kNow, mid);
+  REQUIRE(exact.is_ok());
+  CHECK(exact->rule == SelectRule::kExact);
+  CHECK(exact->config == warp);
+  CHECK(exact->source_problem == mid.key());
+  CHECK(exact->reason.rfind("exact:", 0) == 0);
+
+  // (8, 1536, 4096, 16) is one doubling of seqlen from mid: nearest is mid.
+  auto near = choose_config(&*db, device(), kNow, shape(8, 1536, 4096, 16));
+  REQUIRE(near.is_ok());
+  CHECK(near->rule == SelectRule::kNearest);
+  CHECK(near->source_problem == mid.key());
+  CHECK(near->config == warp);
+  CHECK(near->distance == Approx(1.0));
+  CHECK(near->reason.find(mid.key()) != std::string::npos);
+
+  // Another dtype is another family: nothing tuned, the default.
+  auto other = choose_config(&*db, device(), kNow, shape(8, 1536, 2048, 16, DType::kBF16));
+  REQUIRE(other.is_ok());
+  CHECK(other->rule == SelectRule::kDefault);
+  CHECK(other->reason.rfind("default:", 0) == 0);
+  CHECK(check_config(shape(8, 1536, 2048, 16, DType::kBF16), other->config).is_ok());
+
+  // No database at all: the default.
+  auto none = choose_config(nullptr, device(), kNow, mid);
+  REQUIRE(none.is_ok());
+  CHECK(none->rule == SelectRule::kDefault);
+}
+
+TEST_CASE("stale entries are not used, and a config illegal for the shape is skipped",
+          "[runtime]") {
+  testing::TempDir dir;
+  auto db = cache::TuningDb::open(dir.file("t.db"), cache::OpenMode::kReadWrite);
+  REQUIRE(db.is_ok());
+  REQUIRE(db->upsert_device(cache::device_record(device())).is_ok());
+  const Problem mid = shape(8, 1536, 2048, 16);
+  seed_best(*db, mid, default_config(mid, ScanAlgo::kLookback), 1.0, "templates-old");
+  auto r = choose_config(&*db, device(), kNow, mid);
+  REQUIRE(r.is_ok());
+  CHECK(r->rule == SelectRule::kDefault);
+  CHECK(r->reason.find("1 stale") != std::string::npos);
+
+  // A tuned n_split 2 config cannot serve dstate 1 (n_split > dstate).
+  testing::TempDir dir2;
+  auto db2 = cache::TuningDb::open(dir2.file("t.db"), cache::OpenMode::kReadWrite);
+  REQUIRE(db2.is_ok());
+  REQUIRE(db2->upsert_device(cache::device_record(device())).is_ok());
+  const KernelConfig split2 = default_config(mid, ScanAlgo::kSequential);  // n_split 2
+  REQUIRE(split2.n_split == 2);
+  seed_best(*db2, mid, split2, 0.9);
+  auto tiny = choose_config(&*db2, device(), kNow, shape(8, 1536, 2048, 1));
+  REQUIRE(tiny.is_ok());
+  CHECK(tiny->rule == SelectRule::kDefault);
+  CHECK(tiny->reason.find("1 configs not legal") != std::string::npos);
+}
+
+TEST_CASE("problem distance is log2 over the four sizes", "[runtime]") {
+  CHECK(problem_distance(shape(8, 256, 1024, 4), shape(8, 256, 1024, 4)) == 0);
+  CHECK(problem_distance(shape(8, 256, 1024, 4), shape(16, 256, 1024, 4)) == Approx(1));
+  CHECK(problem_distance(shape(1, 1, 1, 1), shape(2, 2, 2, 2)) == Approx(2));
+}
+
+}  // namespace
+}  // namespace ssmtune
