@@ -1,0 +1,44 @@
+// ssmtune's C++ API: a Runtime owns device 0's context, the tuning
+// database (for selection) and its cubin cache, and the kernels compiled so
+// far; selective_scan_fwd validates the call, picks a config (exact tuned
+// entry, nearest tuned shape, or the built-in default), compiles it once per
+// process (or loads its cubin from the database), and launches it.
+// Thread safety: selective_scan_fwd and explain may be called from many
+// threads at once; each call makes the runtime's context current on the
+// calling thread. Errors are returned as Status, never thrown.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "ssmtune/ssmtune.h"
+#include "ssmtune/status.h"
+
+namespace ssmtune {
+
+struct RuntimeOptions {
+  std::string db_path;  // empty: $SSMTUNE_DB or the user cache directory
+  bool use_db = true;   // false: heuristic defaults only, nothing read or written
+  int device = 0;
+};
+
+class Runtime {
+ public:
+  static Result<std::unique_ptr<Runtime>> create(const RuntimeOptions& options = {});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // `stream` is a CUstream (nullptr: the legacy default stream).
+  Status selective_scan_fwd(const ssmtune_fwd_args& args, void* stream);
+  // Which rule picked the config for this call's problem, and from which entry.
+  Result<std::string> explain(const ssmtune_fwd_args& args);
+
+  struct Impl;
+
+ private:
+  explicit Runtime(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ssmtune

@@ -1,0 +1,19 @@
+// A library call's tensors (the C ABI's ssmtune_fwd_args) read as the
+// Problem they pose and the FwdTensors that describe them, validated: the
+// problem's sizes come from the tensors' shapes, its flags from which
+// optional tensors are present.
+#pragma once
+
+#include "ssmtune/ssmtune.h"
+#include "tuner/problem.h"
+
+namespace ssmtune {
+
+struct CallProblem {
+  Problem problem;
+  FwdTensors tensors;
+};
+
+Result<CallProblem> read_call(const ssmtune_fwd_args& args);
+
+}  // namespace ssmtune

@@ -1,0 +1,30 @@
+// The C ABI's argument errors and its behaviour without a GPU.
+#include "ssmtune/ssmtune.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "jit/driver.h"
+
+namespace {
+
+TEST_CASE("C ABI: null arguments are invalid, with a message", "[runtime]") {
+  CHECK(ssmtune_runtime_create(nullptr, 0, nullptr) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("out must not be NULL") != std::string::npos);
+  ssmtune_fwd_args args{};
+  CHECK(ssmtune_selective_scan_fwd(nullptr, &args, nullptr) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("runtime") != std::string::npos);
+  char buf[64];
+  CHECK(ssmtune_explain(nullptr, &args, buf, sizeof buf) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  ssmtune_runtime_destroy(nullptr);  // a no-op
+}
+
+TEST_CASE("C ABI: without a driver, create says so", "[runtime]") {
+  if (ssmtune::jit::Driver::get().is_ok()) return;  // the GPU suite covers this case
+  ssmtune_runtime* rt = reinterpret_cast<ssmtune_runtime*>(0x1);
+  CHECK(ssmtune_runtime_create("", 0, &rt) == SSMTUNE_ERROR_NO_DRIVER);
+  CHECK(rt == nullptr);
+  CHECK(std::string(ssmtune_last_error()).find("no CUDA driver found") != std::string::npos);
+}
+
+}  // namespace
