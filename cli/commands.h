@@ -21,6 +21,7 @@ void add_check_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_tune_command(CLI::App& app);
 void add_worker_command(CLI::App& app);
+void add_explain_command(CLI::App& app);
 void add_db_command(CLI::App& app);
 
 }  // namespace ssmtune::cli

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   ssmtune::cli::add_bench_command(app);
   ssmtune::cli::add_tune_command(app);
   ssmtune::cli::add_worker_command(app);
+  ssmtune::cli::add_explain_command(app);
   ssmtune::cli::add_db_command(app);
   auto known = [&app](const std::string& name) {
     for (const auto* sub : app.get_subcommands({}))

@@ -2,7 +2,8 @@
 # One device session's worth of checks and measurements, from a build made
 # elsewhere: the GPU suites, the per-algorithm bench table, tuning runs and
 # the seed's check. Outputs land in ${OUT:-out}/.
-# Usage: scripts/device_run.sh BUILD_DIR PART... (tests bench check tune_seed tune_mid db)
+# Usage: scripts/device_run.sh BUILD_DIR PART...
+#   (tests bench check tune_seed tune_mid db overhead explain)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -36,6 +37,11 @@ for part in "${@:2}"; do
       TAIL=6 step tune_mid_fp32 150 "$build/ssmtune" tune "${shape_mid[@]}" --time-limit 40
       TAIL=6 step tune_mid_bf16 150 "$build/ssmtune" tune "${shape_mid[@]}" --dtype bf16 --time-limit 40 ;;
     db) TAIL=12 step db_best 20 "$build/ssmtune" db best ;;
+    overhead) TAIL=6 step overhead 60 "$build/ssmtune_bench_overhead" ;;
+    explain)
+      TAIL=4 step explain_exact 30 "$build/ssmtune" explain "${shape_seed[@]}"
+      TAIL=4 step explain_nearest 30 "$build/ssmtune" explain --batch 8 --dim 256 --seqlen 2048 --dstate 4
+      TAIL=4 step explain_default 30 "$build/ssmtune" explain "${shape_seed[@]}" --dtype fp16 ;;
     *) echo "unknown part $part" ;;
   esac
 done

@@ -1,0 +1,96 @@
+// Host overhead of a library call on a warm cache against a raw launch of
+// the same kernel: Runtime::selective_scan_fwd (validate, key, memo lookup,
+// launch) versus FwdKernel::launch (cuLaunchKernel through the plan).
+// Both enqueue on one stream without synchronizing; the host clock times
+// N back-to-back calls. Prints microseconds per call and the difference.
+#include <chrono>
+#include <cstdio>
+
+#include "jit/device.h"
+#include "jit/stream.h"
+#include "ssmtune/runtime.h"
+#include "tuner/device_problem.h"
+#include "tuner/fwd_runner.h"
+#include "tuner/heuristics.h"
+
+using namespace ssmtune;
+
+namespace {
+
+ssmtune_tensor c_tensor(const TensorArg& t) {
+  ssmtune_tensor c{};
+  c.data = t.data;
+  if (!t.data) return c;
+  c.dtype = static_cast<int32_t>(t.dtype);
+  c.rank = t.rank;
+  for (int i = 0; i < t.rank; ++i) {
+    c.shape[i] = t.shape[i];
+    c.stride[i] = t.stride[i];
+  }
+  return c;
+}
+
+int fail(const Status& s) {
+  std::fprintf(stderr, "overhead: %s\n", s.to_string().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main() {
+  RuntimeOptions o;
+  o.use_db = false;
+  auto rt = Runtime::create(o);
+  if (!rt) return fail(rt.status());
+  auto dev = jit::query_device(0);
+  if (!dev) return fail(dev.status());
+  Problem p;
+  p.batch = 1;
+  p.dim = 64;
+  p.seqlen = 64;
+  p.dstate = 16;
+  auto dp = DeviceProblem::upload(make_inputs(p, 12345));
+  if (!dp) return fail(dp.status());
+  const FwdTensors& t = dp->tensors();
+  ssmtune_fwd_args a{};
+  a.u = c_tensor(t.u);
+  a.delta = c_tensor(t.delta);
+  a.A = c_tensor(t.A);
+  a.B = c_tensor(t.B);
+  a.C = c_tensor(t.C);
+  a.out = c_tensor(t.out);
+  auto stream = jit::Stream::create();
+  if (!stream) return fail(stream.status());
+  jit::Compiler compiler(jit::TemplateSources::embedded(), nullptr, 1);
+  const KernelConfig c = heuristic_default(p, dev->sm_count, dev->max_shared_per_block).config;
+  auto k = build_fwd_kernel(compiler, p, c, dev->arch(), dev->max_shared_per_block);
+  if (!k) return fail(k.status());
+  FwdScratch scratch;
+  const auto params = make_params(p, t);
+  constexpr int kCalls = 20000;
+  auto time_us = [&](auto&& call) -> double {
+    for (int i = 0; i < 200; ++i) call();  // warm: compile, memo, scratch
+    if (!stream->synchronize()) return -1;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kCalls; ++i) call();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!stream->synchronize()) return -1;
+    return std::chrono::duration<double, std::micro>(t1 - t0).count() / kCalls;
+  };
+  Status last;
+  double raw_best = 1e9, api_best = 1e9;
+  for (int round = 0; round < 3; ++round) {  // alternate, best of three
+    raw_best =
+        std::min(raw_best, time_us([&] { last = k->launch(params, stream->get(), scratch); }));
+    if (!last) return fail(last);
+    api_best =
+        std::min(api_best, time_us([&] { last = (*rt)->selective_scan_fwd(a, stream->get()); }));
+    if (!last) return fail(last);
+  }
+  std::printf("config %s, problem %s, %d calls each, best of 3\n", c.key().c_str(), p.key().c_str(),
+              kCalls);
+  std::printf("raw launch (FwdKernel::launch): %.2f us/call\n", raw_best);
+  std::printf("library call (Runtime::selective_scan_fwd): %.2f us/call\n", api_best);
+  std::printf("overhead: %.2f us/call (target: within 2 us)\n", api_best - raw_best);
+  return 0;
+}

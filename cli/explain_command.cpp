@@ -1,0 +1,49 @@
+// `ssmtune explain`: which config a library call for this problem would run
+// on this GPU, and which rule (exact, nearest, default) picked it.
+#include <iostream>
+
+#include "cache/db_path.h"
+#include "cache/tuning_db.h"
+#include "cli/commands.h"
+#include "cli/problem_options.h"
+#include "jit/device.h"
+#include "jit/template_sources.h"
+#include "runtime/selector.h"
+
+namespace ssmtune::cli {
+namespace {
+
+struct ExplainArgs {
+  ProblemArgs problem;
+  std::string db;
+};
+
+void run(const ExplainArgs& a) {
+  auto p = a.problem.problem();
+  if (!report("explain", p.status())) return;
+  auto dev = jit::query_device(0);
+  if (!report("explain", dev.status())) return;
+  auto sources = jit::TemplateSources::load_default();
+  if (!report("explain", sources.status())) return;
+  const std::string path = cache::resolve_db_path(a.db);
+  auto db = cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
+  if (!report("explain", db.status())) return;
+  const cache::Versions v{dev->driver_version, dev->nvrtc_version, sources->hash()};
+  auto c = choose_config(&*db, *dev, v, *p);
+  if (!report("explain", c.status())) return;
+  std::cout << p->key() << " on " << dev->name << ": " << c->config.key()
+            << "\n  rule: " << to_string(c->rule) << "\n  why: " << c->reason << "\n";
+}
+
+}  // namespace
+
+void add_explain_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "explain", "Which config a library call for a problem runs on this GPU, and why");
+  auto a = std::make_shared<ExplainArgs>();
+  add_problem_options(cmd, a->problem);
+  cmd->add_option("--db", a->db, "tuning database (default: $SSMTUNE_DB or the cache dir)");
+  cmd->callback([a] { run(*a); });
+}
+
+}  // namespace ssmtune::cli

@@ -1,0 +1,151 @@
+// The C++ API on the GPU: calls on random problems against fp64, and many
+// host threads calling at once on their own streams.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <thread>
+
+#include "jit/stream.h"
+#include "ssmtune/runtime.h"
+#include "support/gpu_helpers.h"
+#include "tuner/accuracy.h"
+#include "tuner/device_problem.h"
+#include "tuner/reference_cpu.h"
+
+namespace ssmtune {
+namespace {
+
+using testing::require_ok;
+
+ssmtune_tensor c_tensor(const TensorArg& t) {
+  ssmtune_tensor c{};
+  c.data = t.data;
+  if (!t.data) return c;
+  c.dtype = static_cast<int32_t>(t.dtype);
+  c.rank = t.rank;
+  for (int i = 0; i < t.rank; ++i) {
+    c.shape[i] = t.shape[i];
+    c.stride[i] = t.stride[i];
+  }
+  return c;
+}
+
+ssmtune_fwd_args c_args(const DeviceProblem& dp) {
+  const FwdTensors& t = dp.tensors();
+  ssmtune_fwd_args a{};
+  a.u = c_tensor(t.u);
+  a.delta = c_tensor(t.delta);
+  a.A = c_tensor(t.A);
+  a.B = c_tensor(t.B);
+  a.C = c_tensor(t.C);
+  a.D = c_tensor(t.D);
+  a.z = c_tensor(t.z);
+  a.delta_bias = c_tensor(t.delta_bias);
+  a.h0 = c_tensor(t.h0);
+  a.out = c_tensor(t.out);
+  a.out_z = c_tensor(t.out_z);
+  a.last_state = c_tensor(t.last_state);
+  a.delta_softplus = dp.problem().delta_softplus;
+  return a;
+}
+
+Problem random_problem(std::mt19937_64& rng) {
+  auto pick = [&](std::initializer_list<int64_t> v) {
+    return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
+  };
+  Problem p;
+  p.batch = pick({1, 2, 3});
+  p.groups = pick({1, 2});
+  p.dim = p.groups * pick({7, 16, 33});
+  p.seqlen = pick({1, 63, 300, 1024});
+  p.dstate = pick({1, 4, 16});
+  p.dtype = static_cast<DType>(pick({0, 1, 2}));
+  p.variable_b = pick({0, 1});
+  p.variable_c = pick({0, 1});
+  p.has_d = pick({0, 1});
+  p.has_z = pick({0, 1});
+  p.has_delta_bias = p.delta_softplus = pick({0, 1});
+  p.return_last_state = pick({0, 1});
+  p.has_initial_state = pick({0, 1});
+  return p;
+}
+
+TEST_CASE("the C++ API matches fp64 on random problems", "[gpu][runtime]") {
+  RuntimeOptions o;
+  o.use_db = false;
+  auto rt = require_ok(Runtime::create(o));
+  auto stream = require_ok(jit::Stream::create());
+  const uint64_t seed = std::random_device{}();
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 12; ++i) {
+    const Problem p = random_problem(rng);
+    INFO("seed " << seed << " problem " << p.key());
+    const HostInputs in = make_inputs(p, seed + i);
+    const HostOutputs ref = reference_fwd(in);
+    auto dp = require_ok(DeviceProblem::upload(in));
+    REQUIRE_STATUS_OK(dp.poison_outputs(stream.get()));
+    REQUIRE_STATUS_OK(rt->selective_scan_fwd(c_args(dp), stream.get()));
+    REQUIRE_STATUS_OK(stream.synchronize());
+    const auto out = require_ok(dp.download_out());
+    const auto out_z = require_ok(dp.download_out_z());
+    const auto last = require_ok(dp.download_last_state());
+    const RunScore s = score_run(p, false, ref, out.data(), p.has_z ? out_z.data() : nullptr,
+                                 p.return_last_state ? last.data() : nullptr);
+    INFO("rel_l2 " << s.out.rel_l2 << " verdict " << to_string(s.verdict) << "; "
+                   << require_ok(rt->explain(c_args(dp))));
+    CHECK((s.verdict == Verdict::kInside || s.verdict == Verdict::kAtLimit));
+    CHECK(s.out.allclose_failures + s.out_z.allclose_failures + s.last_state.allclose_failures ==
+          0);
+  }
+}
+
+TEST_CASE("many threads call at once on their own streams", "[gpu][runtime]") {
+  RuntimeOptions o;
+  o.use_db = false;
+  auto rt = require_ok(Runtime::create(o));
+  Problem p;
+  p.batch = 2;
+  p.dim = 64;
+  p.seqlen = 512;
+  p.dstate = 16;
+  p.has_d = p.has_z = true;
+  const HostInputs in = make_inputs(p, std::random_device{}());
+  const HostOutputs ref = reference_fwd(in);
+  constexpr int kThreads = 8, kCalls = 20;
+  std::vector<int> failures(kThreads, 0);
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto dp = DeviceProblem::upload(in);
+      auto stream = jit::Stream::create();
+      if (!dp || !stream) {
+        failures[t] = kCalls;
+        errors[t] = "setup failed";
+        return;
+      }
+      for (int k = 0; k < kCalls; ++k) {
+        Status s = dp->poison_outputs(stream->get());
+        if (s) s = rt->selective_scan_fwd(c_args(*dp), stream->get());
+        if (s) s = stream->synchronize();
+        auto out = dp->download_out();
+        auto out_z = dp->download_out_z();
+        if (!s || !out || !out_z) {
+          ++failures[t];
+          errors[t] = s.to_string();
+          continue;
+        }
+        const RunScore r = score_run(p, false, ref, out->data(), out_z->data(), nullptr);
+        if (r.verdict != Verdict::kInside && r.verdict != Verdict::kAtLimit) ++failures[t];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    INFO("thread " << t << ": " << errors[t]);
+    CHECK(failures[t] == 0);
+  }
+}
+
+}  // namespace
+}  // namespace ssmtune
