@@ -5,6 +5,7 @@
 #include <random>
 #include <thread>
 
+#include "jit/device.h"
 #include "jit/stream.h"
 #include "ssmtune/runtime.h"
 #include "support/gpu_helpers.h"
@@ -117,11 +118,19 @@ TEST_CASE("many threads call at once on their own streams", "[gpu][runtime]") {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
+      // The test's own allocations need the context current on this thread
+      // (the runtime makes it current inside each call by itself).
+      auto ctx = jit::Context::create(0);
+      if (!ctx) {
+        failures[t] = kCalls;
+        errors[t] = ctx.status().to_string();
+        return;
+      }
       auto dp = DeviceProblem::upload(in);
       auto stream = jit::Stream::create();
       if (!dp || !stream) {
         failures[t] = kCalls;
-        errors[t] = "setup failed";
+        errors[t] = !dp ? dp.status().to_string() : stream.status().to_string();
         return;
       }
       for (int k = 0; k < kCalls; ++k) {
