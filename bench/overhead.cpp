@@ -10,6 +10,7 @@
 
 #include "jit/device.h"
 #include "jit/stream.h"
+#include "runtime/call_args.h"
 #include "ssmtune/runtime.h"
 #include "tuner/device_problem.h"
 #include "tuner/fwd_runner.h"
@@ -18,19 +19,6 @@
 using namespace ssmtune;
 
 namespace {
-
-ssmtune_tensor c_tensor(const TensorArg& t) {
-  ssmtune_tensor c{};
-  c.data = t.data;
-  if (!t.data) return c;
-  c.dtype = static_cast<int32_t>(t.dtype);
-  c.rank = t.rank;
-  for (int i = 0; i < t.rank; ++i) {
-    c.shape[i] = t.shape[i];
-    c.stride[i] = t.stride[i];
-  }
-  return c;
-}
 
 int fail(const Status& s) {
   std::fprintf(stderr, "overhead: %s\n", s.to_string().c_str());
@@ -54,13 +42,7 @@ int main() {
   auto dp = DeviceProblem::upload(make_inputs(p, 12345));
   if (!dp) return fail(dp.status());
   const FwdTensors& t = dp->tensors();
-  ssmtune_fwd_args a{};
-  a.u = c_tensor(t.u);
-  a.delta = c_tensor(t.delta);
-  a.A = c_tensor(t.A);
-  a.B = c_tensor(t.B);
-  a.C = c_tensor(t.C);
-  a.out = c_tensor(t.out);
+  const ssmtune_fwd_args a = to_c_args(t, false);
   auto stream = jit::Stream::create();
   if (!stream) return fail(stream.status());
   jit::Compiler compiler(jit::TemplateSources::embedded(), nullptr, 1);

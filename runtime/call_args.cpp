@@ -66,4 +66,35 @@ Result<CallProblem> read_call(const ssmtune_fwd_args& args) {
   return c;
 }
 
+ssmtune_tensor to_c_tensor(const TensorArg& t) {
+  ssmtune_tensor c{};
+  c.data = t.data;
+  if (t.data == nullptr) return c;
+  c.dtype = static_cast<int32_t>(t.dtype);
+  c.rank = t.rank;
+  for (int i = 0; i < t.rank; ++i) {
+    c.shape[i] = t.shape[i];
+    c.stride[i] = t.stride[i];
+  }
+  return c;
+}
+
+ssmtune_fwd_args to_c_args(const FwdTensors& t, bool delta_softplus) {
+  ssmtune_fwd_args a{};
+  a.u = to_c_tensor(t.u);
+  a.delta = to_c_tensor(t.delta);
+  a.A = to_c_tensor(t.A);
+  a.B = to_c_tensor(t.B);
+  a.C = to_c_tensor(t.C);
+  a.D = to_c_tensor(t.D);
+  a.z = to_c_tensor(t.z);
+  a.delta_bias = to_c_tensor(t.delta_bias);
+  a.h0 = to_c_tensor(t.h0);
+  a.out = to_c_tensor(t.out);
+  a.out_z = to_c_tensor(t.out_z);
+  a.last_state = to_c_tensor(t.last_state);
+  a.delta_softplus = delta_softplus ? 1 : 0;
+  return a;
+}
+
 }  // namespace ssmtune

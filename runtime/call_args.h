@@ -16,4 +16,9 @@ struct CallProblem {
 
 Result<CallProblem> read_call(const ssmtune_fwd_args& args);
 
+// The inverse: C ABI arguments describing `t` (for C++ callers and tests
+// that hold FwdTensors).
+ssmtune_tensor to_c_tensor(const TensorArg& t);
+ssmtune_fwd_args to_c_args(const FwdTensors& t, bool delta_softplus);
+
 }  // namespace ssmtune

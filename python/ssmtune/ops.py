@@ -68,9 +68,8 @@ def _args(u, delta, A, B, C, D, z, delta_bias, delta_softplus, out, out_z, last_
     return a
 
 
-def selective_scan_fwd(u, delta, A, B, C, D=None, z=None, delta_bias=None,
-                       delta_softplus=False, return_last_state=False):
-    """Runs the forward scan; returns (out, out_z or None, last_state or None)."""
+def _call(u, delta, A, B, C, D, z, delta_bias, delta_softplus, return_last_state):
+    """Prepared inputs, fresh outputs and the C arguments of one call."""
     torch = _torch()
     u, delta, A, B, C, D, z, delta_bias = _prepare(u, delta, A, B, C, D, z, delta_bias)
     out = torch.empty_like(u)
@@ -78,6 +77,15 @@ def selective_scan_fwd(u, delta, A, B, C, D=None, z=None, delta_bias=None,
     last = (torch.empty(u.shape[0], u.shape[1], A.shape[1], device=u.device,
                         dtype=torch.float32) if return_last_state else None)
     args = _args(u, delta, A, B, C, D, z, delta_bias, delta_softplus, out, out_z, last)
+    return args, out, out_z, last
+
+
+def selective_scan_fwd(u, delta, A, B, C, D=None, z=None, delta_bias=None,
+                       delta_softplus=False, return_last_state=False):
+    """Runs the forward scan; returns (out, out_z or None, last_state or None)."""
+    torch = _torch()
+    args, out, out_z, last = _call(u, delta, A, B, C, D, z, delta_bias, delta_softplus,
+                                   return_last_state)
     stream = torch.cuda.current_stream(u.device).cuda_stream
     rc = _lib.library().ssmtune_selective_scan_fwd(_lib.runtime(), ctypes.byref(args),
                                                    ctypes.c_void_p(stream))
@@ -89,13 +97,7 @@ def selective_scan_fwd(u, delta, A, B, C, D=None, z=None, delta_bias=None,
 def explain(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
             return_last_state=False):
     """Which config a call with these tensors runs, and which rule picked it."""
-    torch = _torch()
-    u, delta, A, B, C, D, z, delta_bias = _prepare(u, delta, A, B, C, D, z, delta_bias)
-    out = torch.empty_like(u)
-    out_z = torch.empty_like(u) if z is not None else None
-    last = (torch.empty(u.shape[0], u.shape[1], A.shape[1], device=u.device,
-                        dtype=torch.float32) if return_last_state else None)
-    args = _args(u, delta, A, B, C, D, z, delta_bias, delta_softplus, out, out_z, last)
+    args, _, _, _ = _call(u, delta, A, B, C, D, z, delta_bias, delta_softplus, return_last_state)
     buf = ctypes.create_string_buffer(4096)
     rc = _lib.library().ssmtune_explain(_lib.runtime(), ctypes.byref(args), buf, len(buf))
     if rc != 0:

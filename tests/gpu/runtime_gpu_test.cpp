@@ -7,6 +7,7 @@
 
 #include "jit/device.h"
 #include "jit/stream.h"
+#include "runtime/call_args.h"
 #include "ssmtune/runtime.h"
 #include "support/gpu_helpers.h"
 #include "tuner/accuracy.h"
@@ -18,36 +19,8 @@ namespace {
 
 using testing::require_ok;
 
-ssmtune_tensor c_tensor(const TensorArg& t) {
-  ssmtune_tensor c{};
-  c.data = t.data;
-  if (!t.data) return c;
-  c.dtype = static_cast<int32_t>(t.dtype);
-  c.rank = t.rank;
-  for (int i = 0; i < t.rank; ++i) {
-    c.shape[i] = t.shape[i];
-    c.stride[i] = t.stride[i];
-  }
-  return c;
-}
-
 ssmtune_fwd_args c_args(const DeviceProblem& dp) {
-  const FwdTensors& t = dp.tensors();
-  ssmtune_fwd_args a{};
-  a.u = c_tensor(t.u);
-  a.delta = c_tensor(t.delta);
-  a.A = c_tensor(t.A);
-  a.B = c_tensor(t.B);
-  a.C = c_tensor(t.C);
-  a.D = c_tensor(t.D);
-  a.z = c_tensor(t.z);
-  a.delta_bias = c_tensor(t.delta_bias);
-  a.h0 = c_tensor(t.h0);
-  a.out = c_tensor(t.out);
-  a.out_z = c_tensor(t.out_z);
-  a.last_state = c_tensor(t.last_state);
-  a.delta_softplus = dp.problem().delta_softplus;
-  return a;
+  return to_c_args(dp.tensors(), dp.problem().delta_softplus);
 }
 
 Problem random_problem(std::mt19937_64& rng) {

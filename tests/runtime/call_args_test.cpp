@@ -58,6 +58,15 @@ TEST_CASE("a call's problem comes from its tensors", "[runtime]") {
   CHECK_FALSE(p.has_initial_state);
 }
 
+TEST_CASE("C arguments round-trip through FwdTensors", "[runtime]") {
+  auto c = read_call(valid_args());
+  REQUIRE(c.is_ok());
+  auto back = read_call(to_c_args(c->tensors, c->problem.delta_softplus));
+  REQUIRE(back.is_ok());
+  CHECK(back->problem == c->problem);
+  CHECK(back->tensors.B.stride[2] == c->tensors.B.stride[2]);
+}
+
 TEST_CASE("a bad call is an error naming the argument", "[runtime]") {
   struct Bad {
     std::function<void(ssmtune_fwd_args&)> edit;
