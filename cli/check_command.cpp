@@ -15,7 +15,7 @@ namespace ssmtune::cli {
 namespace {
 
 struct CheckArgs {
-  ProblemArgs problem{8, 256, 1024, 4};  // the seed's shape
+  ProblemArgs problem{"", 8, 256, 1024, 4};  // the seed's shape
   uint64_t seed = 0;
   std::string distribution = "mamba";
   bool time = false;

@@ -4,6 +4,7 @@
 namespace ssmtune::cli {
 
 Result<Problem> ProblemArgs::problem() const {
+  if (!key.empty()) return Problem::from_key(key);
   Problem p;
   p.batch = batch;
   p.dim = dim;
@@ -23,6 +24,8 @@ Result<Problem> ProblemArgs::problem() const {
 }
 
 void add_problem_options(CLI::App* cmd, ProblemArgs& a) {
+  cmd->add_option("--problem", a.key,
+                  "a problem key, as `ssmtune db list` prints it (replaces the options below)");
   cmd->add_option("--batch", a.batch, "batch size")->capture_default_str();
   cmd->add_option("--dim", a.dim, "channels (d_inner)")->capture_default_str();
   cmd->add_option("--seqlen", a.seqlen, "sequence length")->capture_default_str();

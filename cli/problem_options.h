@@ -10,6 +10,7 @@
 namespace ssmtune::cli {
 
 struct ProblemArgs {
+  std::string key;  // a whole problem key; when set, the size and flag options are not used
   int64_t batch = 8, dim = 1536, seqlen = 2048, dstate = 16, groups = 1;
   std::string dtype = "fp32";
   bool constant_bc = false, with_d = false, with_z = false, delta_bias = false;
@@ -18,7 +19,8 @@ struct ProblemArgs {
   Result<Problem> problem() const;
 };
 
-// Adds --batch, --dim, --seqlen, --dstate, --groups, --dtype, --constant-bc,
+// Adds --problem (a key as `ssmtune db list` prints it), --batch, --dim, --seqlen, --dstate,
+// --groups, --dtype, --constant-bc,
 // --with-d, --with-z, --delta-bias, --softplus, --last-state, --initial-state.
 void add_problem_options(CLI::App* cmd, ProblemArgs& args);
 

@@ -1,8 +1,10 @@
 // The library runtime: selection, per-process kernel memo, launch.
 #include "ssmtune/runtime.h"
 
+#include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 
 #include "cache/db_path.h"
@@ -11,6 +13,7 @@
 #include "jit/compiler.h"
 #include "jit/device.h"
 #include "runtime/call_args.h"
+#include "runtime/first_use_tuner.h"
 #include "runtime/selector.h"
 #include "tuner/fwd_runner.h"
 
@@ -24,6 +27,8 @@ struct Runtime::Impl {
   std::unique_ptr<jit::Compiler> compiler;
   cache::Versions versions;
   std::mutex db_mu;
+  std::string db_path;
+  double tune_budget_s = 0;  // tune on first use; 0: off
 
   struct Entry {
     ConfigChoice choice;
@@ -57,6 +62,9 @@ struct Runtime::Impl {
       if (it != kernels.end()) return &it->second;
     }
     SSMTUNE_ASSIGN_OR_RETURN(ConfigChoice choice, choose(p));
+    if (choice.rule != SelectRule::kExact && tune_budget_s > 0 && db) {
+      SSMTUNE_ASSIGN_OR_RETURN(choice, tune_first(p, std::move(choice)));
+    }
     SSMTUNE_ASSIGN_OR_RETURN(
         FwdKernel k,
         build_fwd_kernel(*compiler, p, choice.config, device.arch(), device.max_shared_per_block));
@@ -64,6 +72,22 @@ struct Runtime::Impl {
     auto [it, inserted] =
         kernels.emplace(key, Entry{choice, std::make_shared<FwdKernel>(std::move(k))});
     return &it->second;
+  }
+
+  // Tunes `p` in a child process, then selects again; a failed tune keeps
+  // the earlier choice and says why in its reason.
+  Result<ConfigChoice> tune_first(const Problem& p, ConfigChoice before) {
+    const auto argv = first_use_tune_argv(tuner_executable(), p.key(), db_path, tune_budget_s);
+    auto wall = run_first_use_tune(argv, tune_budget_s);
+    if (!wall) {
+      before.reason += "; tune on first use failed: " + wall.status().message();
+      return before;
+    }
+    SSMTUNE_ASSIGN_OR_RETURN(ConfigChoice after, choose(p));
+    char note[96];
+    std::snprintf(note, sizeof note, " (tuned on first use in %.1f s)", *wall);
+    after.reason += note;
+    return after;
   }
 
   FwdScratch& scratch_for(void* stream) {
@@ -83,8 +107,16 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
   SSMTUNE_ASSIGN_OR_RETURN(jit::TemplateSources sources, jit::TemplateSources::load_default());
   auto impl = std::make_unique<Impl>(std::move(ctx), std::move(info));
   impl->versions = {impl->device.driver_version, impl->device.nvrtc_version, sources.hash()};
+  if (o.tune_on_first_use_s) {
+    if (!(*o.tune_on_first_use_s >= 0))
+      return Status::invalid_argument("tune_on_first_use_s must be >= 0 seconds");
+    impl->tune_budget_s = *o.tune_on_first_use_s;
+  } else {
+    SSMTUNE_ASSIGN_OR_RETURN(impl->tune_budget_s, tune_budget_from_env());
+  }
   if (o.use_db) {
     const std::string path = cache::resolve_db_path(o.db_path);
+    impl->db_path = path;
     SSMTUNE_ASSIGN_OR_RETURN(cache::TuningDb db,
                              cache::TuningDb::open(path, cache::OpenMode::kReadWrite));
     impl->db = std::make_unique<cache::TuningDb>(std::move(db));
@@ -107,6 +139,15 @@ Status Runtime::selective_scan_fwd(const ssmtune_fwd_args& args, void* stream) {
 
 Result<std::string> Runtime::explain(const ssmtune_fwd_args& args) {
   SSMTUNE_ASSIGN_OR_RETURN(CallProblem call, read_call(args));
+  std::optional<ConfigChoice> in_use;
+  {
+    std::shared_lock<std::shared_mutex> lock(impl_->kernels_mu);
+    auto it = impl_->kernels.find(call.problem.key());
+    if (it != impl_->kernels.end()) in_use = it->second.choice;
+  }
+  if (in_use)  // what this process runs, which may predate newer database entries
+    return call.problem.key() + ": " + in_use->config.key() + " [" + to_string(in_use->rule) +
+           ", in use] " + in_use->reason;
   SSMTUNE_ASSIGN_OR_RETURN(ConfigChoice c, impl_->choose(call.problem));
   return call.problem.key() + ": " + c.config.key() + " [" + to_string(c.rule) + "] " + c.reason;
 }

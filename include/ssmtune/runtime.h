@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ssmtune/ssmtune.h"
@@ -20,6 +21,12 @@ struct RuntimeOptions {
   std::string db_path;  // empty: $SSMTUNE_DB or the user cache directory
   bool use_db = true;   // false: heuristic defaults only, nothing read or written
   int device = 0;
+  // Tune on first use: seconds of measuring spent, once per process, on a
+  // shape the database has no exact entry for, by a child `ssmtune tune`
+  // (compiling and the fp64 reference come on top); the first call for that
+  // shape waits for it. Unset: $SSMTUNE_TUNE_ON_FIRST_USE (seconds or "off");
+  // 0: off. Needs the database.
+  std::optional<double> tune_on_first_use_s;
 };
 
 class Runtime {

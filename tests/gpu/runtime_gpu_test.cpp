@@ -1,7 +1,9 @@
-// The C++ API on the GPU: calls on random problems against fp64, and many
-// host threads calling at once on their own streams.
+// The C++ API on the GPU: calls on random problems against fp64, many host
+// threads calling at once on their own streams, and tune on first use.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <thread>
 
@@ -127,6 +129,50 @@ TEST_CASE("many threads call at once on their own streams", "[gpu][runtime]") {
     INFO("thread " << t << ": " << errors[t]);
     CHECK(failures[t] == 0);
   }
+}
+
+TEST_CASE("tune on first use records an exact entry that this and later runtimes use",
+          "[gpu][runtime]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "ssmtune_first_use_gpu_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  ::setenv("SSMTUNE_EXE", SSMTUNE_BINARY, 1);
+  RuntimeOptions o;
+  o.db_path = (dir / "tuning.db").string();
+  o.tune_on_first_use_s = 3;
+  auto rt = require_ok(Runtime::create(o));
+  auto stream = require_ok(jit::Stream::create());
+  Problem p;
+  p.batch = 2;
+  p.dim = 64;
+  p.seqlen = 256;
+  p.dstate = 4;
+  const HostInputs in = make_inputs(p, std::random_device{}());
+  const HostOutputs ref = reference_fwd(in);
+  auto dp = require_ok(DeviceProblem::upload(in));
+  const std::string before = require_ok(rt->explain(c_args(dp)));
+  INFO(before);
+  CHECK(before.find("[default]") != std::string::npos);
+  REQUIRE_STATUS_OK(dp.poison_outputs(stream.get()));
+  REQUIRE_STATUS_OK(rt->selective_scan_fwd(c_args(dp), stream.get()));
+  REQUIRE_STATUS_OK(stream.synchronize());
+  const RunScore s =
+      score_run(p, false, ref, require_ok(dp.download_out()).data(), nullptr, nullptr);
+  CHECK((s.verdict == Verdict::kInside || s.verdict == Verdict::kAtLimit));
+  const std::string in_use = require_ok(rt->explain(c_args(dp)));
+  INFO(in_use);
+  CHECK(in_use.find("[exact, in use]") != std::string::npos);
+  CHECK(in_use.find("tuned on first use") != std::string::npos);
+
+  // A later process (here: a second runtime) finds the entry and does not tune.
+  o.tune_on_first_use_s = 0;
+  auto later = require_ok(Runtime::create(o));
+  const std::string again = require_ok(later->explain(c_args(dp)));
+  INFO(again);
+  CHECK(again.find("[exact]") != std::string::npos);
+  ::unsetenv("SSMTUNE_EXE");
+  fs::remove_all(dir);
 }
 
 }  // namespace
