@@ -42,7 +42,7 @@ size_t shared_bytes(const Problem& p, const KernelConfig& c) {
   const int acc_bytes = c.acc == AccType::kF64 ? 8 : 4;
   if (chunk_algo(c.algo)) {
     const auto l = ssmtune_kernels::chunk_smem_layout(static_cast<int>(p.dstate), c.chunk, c.d_step,
-                                                      p.variable_b, p.variable_c);
+                                                      c.n_split, p.variable_b, p.variable_c);
     return sizeof(float) * static_cast<size_t>(l.floats);
   }
   return ssmtune_kernels::scan_smem_bytes(static_cast<int>(p.dstate), c.chunk, c.d_step, c.threads,
@@ -78,6 +78,7 @@ Status check_config(const Problem& p, const KernelConfig& c, size_t max_shared_b
       if (!is_pow2(c.n_split) || c.n_split > 32) return bad("n_split must be a power of 2 <= 32");
       if (c.n_split > p.dstate) return bad("n_split exceeds dstate");
       if (c.threads != c.d_step * c.n_split) return bad("threads must equal d_step * n_split");
+      if (c.chunk % 4 != 0) return bad("chunk must be a multiple of 4 (vector groups)");
       break;
     case ScanAlgo::kWarpScan:
       if (c.n_split != 1) return bad("warpscan takes n_split 1");

@@ -1,6 +1,8 @@
 // Forward launches.
 #include "tuner/fwd_runner.h"
 
+#include <cstdint>
+
 #include "jit/driver.h"
 
 namespace ssmtune {
@@ -48,6 +50,20 @@ ssmtune_kernels::SsmFwdParams make_params(const Problem& p, const FwdTensors& t)
     k.h0_batch_stride = t.h0.stride[0];
     k.h0_dim_stride = t.h0.stride[1];
   }
+  // Vector rows: every row start of the time-contiguous tensors is a
+  // multiple of 4 elements.
+  const auto es = static_cast<uintptr_t>(dtype_bytes(p.dtype));
+  auto rows_vec4 = [es](const TensorArg& a, int strides) {
+    if (reinterpret_cast<uintptr_t>(a.data) % (4 * es) != 0) return false;
+    for (int i = 0; i < strides; ++i)
+      if (a.stride[i] % 4 != 0) return false;
+    return true;
+  };
+  bool vec4 = rows_vec4(t.u, 2) && rows_vec4(t.delta, 2) && rows_vec4(t.out, 2);
+  if (p.variable_b) vec4 = vec4 && rows_vec4(t.B, 3);
+  if (p.variable_c) vec4 = vec4 && rows_vec4(t.C, 3);
+  if (p.has_z) vec4 = vec4 && rows_vec4(t.z, 2) && rows_vec4(t.out_z, 2);
+  k.vec4 = vec4 ? 1 : 0;
   if (p.return_last_state) {
     k.last_state = static_cast<float*>(const_cast<void*>(t.last_state.data));
     k.last_state_batch_stride = t.last_state.stride[0];

@@ -6,9 +6,11 @@
 
 namespace ssmtune_kernels {
 
-// kOutput: h carries in and out, and y = sum_n C h goes to the smem y row.
-// Otherwise (aggregate): h starts where the caller set it (zero) and aprod
-// accumulates prod(a), so (aprod, h) is the chunk's affine map h -> a*h + b.
+// kOutput: h carries in and out, and y = sum_n C h replaces the dt row of
+// each group of 4 timesteps once it is consumed. Otherwise (aggregate): h
+// starts where the caller set it (zero) and aprod accumulates prod(a), so
+// (aprod, h) is the chunk's affine map h -> a*h + b. Whole groups of 4 run
+// (the staged padding is the identity step); y is written only below len.
 template <typename Tr, bool kOutput>
 __device__ __forceinline__ void run_chunk(const ChannelStates<Tr>& cs,
                                           typename Tr::AccT (&h)[ChannelStates<Tr>::kPerThread],
@@ -16,31 +18,60 @@ __device__ __forceinline__ void run_chunk(const ChannelStates<Tr>& cs,
                                           int c, int s, int len, float* smem,
                                           const ChunkSmemLayout& l) {
   using AccT = typename Tr::AccT;
+  using Reduce = SplitReduce4<Tr>;
   constexpr int kPer = ChannelStates<Tr>::kPerThread;
   constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
-#pragma unroll 2
-  for (int t = 0; t < len; ++t) {
-    const float dt = smem[l.dt + c * l.row + t];
-    const float du = dt * smem[l.u + c * l.row + t];
-    AccT y = 0;
+  float* dt_row = smem + l.dt + c * l.row;
+  const float* u_row = smem + l.u + c * l.row;
+#pragma unroll 1
+  for (int t = 0; t < len; t += 4) {
+    float dt[4], du[4];
+    lds4(dt_row + t, dt);
+    lds4(u_row + t, du);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) du[j] *= dt[j];
+    AccT y[4] = {0, 0, 0, 0};
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
       const int n = ChannelStates<Tr>::state(s, k);
       if (kAllStatesUsed || n < Tr::kN) {
-        const float bv = Tr::kVarB ? smem[l.b + n * Tr::kChunk + t] : cs.bconst[k];
-        const AccT a = exp_state<Tr>(static_cast<AccT>(dt) * static_cast<AccT>(cs.a2[k]), n);
-        h[k] = a * h[k] + static_cast<AccT>(du) * static_cast<AccT>(bv);
-        if constexpr (kOutput) {
-          const float cv = Tr::kVarC ? smem[l.c + n * Tr::kChunk + t] : cs.cconst[k];
-          y += static_cast<AccT>(cv) * h[k];
+        float bv[4], cv[4];
+        if constexpr (Tr::kVarB) {
+          lds4(smem + l.b + n * l.bc_row + t, bv);
         } else {
-          aprod[k] *= a;
+#pragma unroll
+          for (int j = 0; j < 4; ++j) bv[j] = cs.bconst[k];
+        }
+        if constexpr (kOutput) {
+          if constexpr (Tr::kVarC) {
+            lds4(smem + l.c + n * l.bc_row + t, cv);
+          } else {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) cv[j] = cs.cconst[k];
+          }
+        }
+        // Poly exps by slot, the same for every lane: no divergence.
+        const bool poly = Tr::kExp == ExpKind::kPoly && (k * 8) / kPer < Tr::kPolyShare;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const AccT a = exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), poly);
+          h[k] = a * h[k] + static_cast<AccT>(du[j]) * static_cast<AccT>(bv[j]);
+          if constexpr (kOutput) {
+            y[j] += static_cast<AccT>(cv[j]) * h[k];
+          } else {
+            aprod[k] *= a;
+          }
         }
       }
     }
     if constexpr (kOutput) {
-      y = reduce_split<Tr>(y);
-      if (s == 0) smem[l.y + c * l.row + t] = static_cast<float>(y);
+      Reduce::run(y, s);
+      if (Reduce::owner(s)) {
+        const int first = t + Reduce::first(s);
+#pragma unroll
+        for (int j = 0; j < Reduce::kKeep; ++j)
+          if (first + j < len) dt_row[first + j] = static_cast<float>(y[j]);
+      }
     }
   }
 }

@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_lookback(const SsmFwdPar
   constexpr int kPer = ChannelStates<Tr>::kPerThread;
   constexpr int kSlot = Tr::kDStep * Tr::kN;  // accumulators per slot
   constexpr ChunkSmemLayout l =
-      chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC);
+      chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kNSplit, Tr::kVarB, Tr::kVarC);
   extern __shared__ float4 smem_raw[];
   float* smem = reinterpret_cast<float*>(smem_raw);
   __shared__ int s_id;

@@ -78,6 +78,20 @@ __device__ __forceinline__ typename Tr::AccT exp_state(typename Tr::AccT x, int 
   }
 }
 
+// exp for a state whose poly-or-MUFU choice the caller made (`poly` is a
+// compile-time constant where the kernels unroll over their states).
+template <typename Tr>
+__device__ __forceinline__ typename Tr::AccT exp_slot(typename Tr::AccT x, bool poly) {
+  if constexpr (Tr::kExp == ExpKind::kAccurate) {
+    return exp(x);
+  } else if constexpr (Tr::kExp == ExpKind::kPoly) {
+    constexpr int kDegree = sizeof(typename Tr::InT) == 4 ? 5 : 4;
+    return poly ? poly_exp2<kDegree>(x) : fast_exp2(x);
+  } else {
+    return fast_exp2(x);
+  }
+}
+
 // Factor applied to A when it is loaded.
 template <typename Tr>
 __device__ __forceinline__ float a_scale() {

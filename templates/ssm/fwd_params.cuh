@@ -53,6 +53,10 @@ struct SsmFwdParams {
   unsigned* flags;         // look-back: one status word per (batch, d-tile, chunk)
   unsigned* tile_counter;  // look-back: dynamic tile index, zeroed per launch
   int n_chunks;            // chunks of K timesteps: ceil(seqlen / K)
+  // 1 when every (batch, dim, group, dstate) row of u, delta, variable B/C,
+  // z, out and out_z starts on a multiple of 4 elements (base address and
+  // strides), so 4 consecutive timesteps load and store as one vector.
+  int vec4;
 };
 
 }  // namespace ssmtune_kernels
@@ -67,31 +71,42 @@ namespace ssmtune_kernels {
 
 // Shared-memory layout of the staged-chunk kernels (sequential, multipass,
 // lookback), in floats; host and device compute it with the same function.
+// Per channel: a dt row (overwritten by y once a group of 4 timesteps is
+// consumed) and a u row; per state: a B row and a C row. Rows are read as
+// float4 (4 timesteps) and padded so that the lanes of a quarter-warp hit
+// different banks: channel rows by 4 floats; state rows by 32 / n_split
+// floats (the n_split lanes of a channel read n_split different rows).
 struct ChunkSmemLayout {
-  int row;             // padded row length of the per-channel arrays (chunk + 1: no bank conflicts)
-  int dt, u, y, b, c;  // offsets
-  int floats;          // total
+  int row;          // channel row length
+  int bc_row;       // state row length
+  int dt, u, b, c;  // offsets
+  int floats;       // total
 };
 
+SSMTUNE_HD constexpr int chunk_state_row_pad(int n_split) {
+  return n_split <= 1 ? 4 : (n_split >= 8 ? 4 : 32 / n_split);
+}
+
 SSMTUNE_HD constexpr ChunkSmemLayout chunk_smem_layout(int dstate, int chunk, int d_step,
-                                                       bool var_b, bool var_c) {
+                                                       int n_split, bool var_b, bool var_c) {
   ChunkSmemLayout l{};
-  l.row = chunk + 1;
+  l.row = chunk + 4;
+  l.bc_row = chunk + chunk_state_row_pad(n_split);
   l.dt = 0;
   l.u = l.dt + d_step * l.row;
-  l.y = l.u + d_step * l.row;
-  l.b = l.y + d_step * l.row;
-  l.c = l.b + (var_b ? dstate * chunk : 0);
-  l.floats = l.c + (var_c ? dstate * chunk : 0);
+  l.b = l.u + d_step * l.row;
+  l.c = l.b + (var_b ? dstate * l.bc_row : 0);
+  l.floats = l.c + (var_c ? dstate * l.bc_row : 0);
   return l;
 }
 
 // Shared memory of the scan kernels (warpscan, blelloch), in bytes: staged
-// B/C tiles, the per-channel carried states and (blelloch) the scan arrays.
+// B/C tiles, the per-channel carried states, and the scan arrays (blelloch)
+// or the per-channel A rows (warpscan).
 SSMTUNE_HD constexpr int scan_smem_bytes(int dstate, int chunk, int d_step, int threads,
                                          int acc_bytes, bool var_b, bool var_c, bool blelloch) {
   return 4 * ((var_b ? dstate * chunk : 0) + (var_c ? dstate * chunk : 0)) +
-         acc_bytes * d_step * dstate + (blelloch ? 2 * acc_bytes * threads : 0);
+         acc_bytes * d_step * dstate + (blelloch ? 2 * acc_bytes * threads : 4 * d_step * dstate);
 }
 
 // Tiles of channels: tiles never straddle a B/C group, so one staged B/C

@@ -28,6 +28,25 @@ struct ThreadItems {
   __device__ __forceinline__ void load(const SsmFwdParams& p, int b, int d, long long t_first,
                                        float bias) {
     using InT = typename Tr::InT;
+    if constexpr (Tr::kItems % 4 == 0) {
+      // Four timesteps per access (t_first is a multiple of kItems).
+      const bool vec = p.vec4 != 0;
+#pragma unroll
+      for (int q = 0; q < Tr::kItems / 4; ++q) {
+        const long long t = t_first + 4 * q;
+        const int valid = static_cast<int>(min(4LL, max(0LL, p.seqlen - t)));
+        float dv[4], uv[4];
+        load4<InT>(p.delta, b * p.delta_batch_stride + d * p.delta_dim_stride + t, valid, vec, dv);
+        load4<InT>(p.u, b * p.u_batch_stride + d * p.u_dim_stride + t, valid, vec, uv);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          // Past the end: dt = 0 gives a = 1 and b = 0, the identity map.
+          dt[4 * q + j] = j < valid ? transform_delta<Tr>(dv[j], bias) : 0.0f;
+          u[4 * q + j] = uv[j];
+        }
+      }
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < Tr::kItems; ++i) {
       const long long t = t_first + i;
@@ -43,31 +62,63 @@ struct ThreadItems {
   }
 };
 
-// Stages the chunk's variable B/C rows: s_b[n * kChunk + t].
+// Stages the chunk's variable B/C rows, four timesteps per access:
+// s_b[n * kChunk + t]. Positions at or past len are not staged (readers mask them).
 template <typename Tr>
 __device__ __forceinline__ void stage_bc(const SsmFwdParams& p, const Tile& tile, int t0, int len,
                                          float* s_b, float* s_c) {
   using InT = typename Tr::InT;
-  for (int i = threadIdx.x; i < Tr::kN * Tr::kChunk; i += blockDim.x) {
-    const int n = i / Tr::kChunk, t = i % Tr::kChunk;
-    if (t < len) {
-      if constexpr (Tr::kVarB)
-        s_b[i] = load_in<InT>(
-            p.B, bc_index(p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, tile, n, t0 + t));
-      if constexpr (Tr::kVarC)
-        s_c[i] = load_in<InT>(
-            p.C, bc_index(p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, tile, n, t0 + t));
+  static_assert(Tr::kChunk % 4 == 0, "scan kernels: chunk must be a multiple of 4");
+  constexpr int kGroups = Tr::kChunk / 4;
+  const bool vec = p.vec4 != 0;
+  for (int i = threadIdx.x; i < Tr::kN * kGroups; i += blockDim.x) {
+    const int n = i / kGroups, t = (i % kGroups) * 4;
+    if (t >= len) continue;
+    const int valid = min(4, len - t);
+    float v[4];
+    if constexpr (Tr::kVarB) {
+      load4<InT>(p.B,
+                 bc_index(p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, tile, n, t0 + t),
+                 valid, vec, v);
+      sts4(s_b + n * Tr::kChunk + t, v);
+    }
+    if constexpr (Tr::kVarC) {
+      load4<InT>(p.C,
+                 bc_index(p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, tile, n, t0 + t),
+                 valid, vec, v);
+      sts4(s_c + n * Tr::kChunk + t, v);
     }
   }
 }
 
-// B or C of state n at chunk-local timestep t.
-template <bool kVar>
-__device__ __forceinline__ float bc_value(const SsmFwdParams& p, const void* base,
-                                          long long dim_stride, const float* staged, int d, int n,
-                                          int t, int chunk) {
-  if constexpr (kVar) return staged[n * chunk + t];
-  return static_cast<const float*>(base)[d * dim_stride + n];
+// One thread's kItems B (or C) values of state n from chunk-local timestep
+// `first` on: staged rows (read four at a time where kItems allows) or the
+// constant (dim, dstate) value; 0 at or past len.
+template <typename Tr, bool kVar>
+__device__ __forceinline__ void bc_items(const SsmFwdParams& p, const void* base,
+                                         long long dim_stride, const float* staged, int d, int n,
+                                         int first, int len, float (&v)[Tr::kItems]) {
+  if constexpr (!kVar) {
+    const float c = static_cast<const float*>(base)[d * dim_stride + n];
+#pragma unroll
+    for (int i = 0; i < Tr::kItems; ++i) v[i] = c;
+  } else {
+    const float* row = staged + n * Tr::kChunk + first;
+    if constexpr (Tr::kItems % 4 == 0) {
+#pragma unroll
+      for (int q = 0; q < Tr::kItems / 4; ++q) {
+        float x[4];
+        lds4(row + 4 * q, x);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) v[4 * q + j] = x[j];
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < Tr::kItems; ++i) v[i] = first + i < len ? row[i] : 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < Tr::kItems; ++i) v[i] = first + i < len ? v[i] : 0.0f;
+  }
 }
 
 // One thread's items for state n: the per-step maps a = exp(dt A),
@@ -82,14 +133,13 @@ struct ItemMaps {
   __device__ __forceinline__ Affine<AccT> build(const SsmFwdParams& p, const ThreadItems<Tr>& it,
                                                 AccT a2, int n, int d, int first, int len,
                                                 const float* s_b) {
+    float bv[Tr::kItems];
+    bc_items<Tr, Tr::kVarB>(p, p.B, p.B_batch_stride, s_b, d, n, first, len, bv);
     Affine<AccT> agg{1, 0};
 #pragma unroll
     for (int i = 0; i < Tr::kItems; ++i) {
-      const int t = first + i;
       a[i] = exp_state<Tr>(static_cast<AccT>(it.dt[i]) * a2, n);
-      const float bv =
-          t < len ? bc_value<Tr::kVarB>(p, p.B, p.B_batch_stride, s_b, d, n, t, Tr::kChunk) : 0.0f;
-      bx[i] = static_cast<AccT>(it.dt[i] * it.u[i]) * static_cast<AccT>(bv);
+      bx[i] = static_cast<AccT>(it.dt[i] * it.u[i]) * static_cast<AccT>(bv[i]);
       agg = compose(agg, Affine<AccT>{a[i], bx[i]});
     }
     return agg;
@@ -98,13 +148,12 @@ struct ItemMaps {
   // Re-runs the items from the incoming state h, adding C h to y.
   __device__ __forceinline__ void rerun(const SsmFwdParams& p, AccT h, int n, int d, int first,
                                         int len, const float* s_c, AccT (&y)[Tr::kItems]) const {
+    float cv[Tr::kItems];
+    bc_items<Tr, Tr::kVarC>(p, p.C, p.C_batch_stride, s_c, d, n, first, len, cv);
 #pragma unroll
     for (int i = 0; i < Tr::kItems; ++i) {
-      const int t = first + i;
       h = a[i] * h + bx[i];
-      const float cv =
-          t < len ? bc_value<Tr::kVarC>(p, p.C, p.C_batch_stride, s_c, d, n, t, Tr::kChunk) : 0.0f;
-      y[i] += static_cast<AccT>(cv) * h;
+      y[i] += static_cast<AccT>(cv[i]) * h;
     }
   }
 };

@@ -3,7 +3,7 @@
 // (y + D*u, then y * silu(z)).
 #pragma once
 
-#include "ssm/fwd_math.cuh"
+#include "ssm/fwd_vec.cuh"
 
 namespace ssmtune_kernels {
 
@@ -34,34 +34,52 @@ __device__ __forceinline__ long long bc_index(long long batch_stride, long long 
   return tile.b * batch_stride + tile.g * group_stride + n * dstate_stride + t;
 }
 
-// Stages timesteps [t0, t0 + len) of the tile into shared memory: transformed
-// delta and u per channel, and the variable B/C rows shared by all channels.
+// Stages timesteps [t0, t0 + len) of the tile into shared memory, four
+// timesteps per access: transformed delta and u per channel, and the
+// variable B/C rows shared by all channels. The group of 4 that holds the
+// last timestep is padded with the identity step (delta = u = B = C = 0:
+// a = 1, nothing added, nothing read out), so the recurrence always runs
+// whole groups; channels past the tile's end stage zeros.
 template <typename Tr>
 __device__ __forceinline__ void stage_chunk(const SsmFwdParams& p, const Tile& tile, int t0,
                                             int len, float* smem, const ChunkSmemLayout& l) {
   using InT = typename Tr::InT;
-  for (int i = threadIdx.x; i < Tr::kDStep * Tr::kChunk; i += blockDim.x) {
-    const int c = i / Tr::kChunk, t = i % Tr::kChunk;
-    if (c < tile.nd && t < len) {
+  constexpr int kGroups = Tr::kChunk / 4;
+  const bool vec = p.vec4 != 0;
+  for (int i = threadIdx.x; i < Tr::kDStep * kGroups; i += blockDim.x) {
+    const int c = i / kGroups, t = (i % kGroups) * 4;
+    if (t >= len) continue;
+    float dt[4] = {0, 0, 0, 0}, u[4] = {0, 0, 0, 0};
+    if (c < tile.nd) {
       const int d = tile.d0 + c;
-      const long long tt = t0 + t;
+      const int valid = min(4, len - t);
+      load4<InT>(p.delta, tile.b * p.delta_batch_stride + d * p.delta_dim_stride + t0 + t, valid,
+                 vec, dt);
+      load4<InT>(p.u, tile.b * p.u_batch_stride + d * p.u_dim_stride + t0 + t, valid, vec, u);
       const float bias = Tr::kHasBias ? p.delta_bias[d] : 0.0f;
-      smem[l.dt + c * l.row + t] = transform_delta<Tr>(
-          load_in<InT>(p.delta, tile.b * p.delta_batch_stride + d * p.delta_dim_stride + tt), bias);
-      smem[l.u + c * l.row + t] =
-          load_in<InT>(p.u, tile.b * p.u_batch_stride + d * p.u_dim_stride + tt);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) dt[j] = j < valid ? transform_delta<Tr>(dt[j], bias) : 0.0f;
     }
+    sts4(smem + l.dt + c * l.row + t, dt);
+    sts4(smem + l.u + c * l.row + t, u);
   }
   if constexpr (Tr::kVarB || Tr::kVarC) {
-    for (int i = threadIdx.x; i < Tr::kN * Tr::kChunk; i += blockDim.x) {
-      const int n = i / Tr::kChunk, t = i % Tr::kChunk;
-      if (t < len) {
-        if constexpr (Tr::kVarB)
-          smem[l.b + i] = load_in<InT>(p.B, bc_index(p.B_batch_stride, p.B_group_stride,
-                                                     p.B_dstate_stride, tile, n, t0 + t));
-        if constexpr (Tr::kVarC)
-          smem[l.c + i] = load_in<InT>(p.C, bc_index(p.C_batch_stride, p.C_group_stride,
-                                                     p.C_dstate_stride, tile, n, t0 + t));
+    for (int i = threadIdx.x; i < Tr::kN * kGroups; i += blockDim.x) {
+      const int n = i / kGroups, t = (i % kGroups) * 4;
+      if (t >= len) continue;
+      const int valid = min(4, len - t);
+      float v[4];
+      if constexpr (Tr::kVarB) {
+        load4<InT>(p.B,
+                   bc_index(p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, tile, n, t0 + t),
+                   valid, vec, v);
+        sts4(smem + l.b + n * l.bc_row + t, v);
+      }
+      if constexpr (Tr::kVarC) {
+        load4<InT>(p.C,
+                   bc_index(p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, tile, n, t0 + t),
+                   valid, vec, v);
+        sts4(smem + l.c + n * l.bc_row + t, v);
       }
     }
   }
@@ -83,15 +101,36 @@ __device__ __forceinline__ void write_output(const SsmFwdParams& p, int b, int d
   }
 }
 
-// Writes the staged chunk's outputs from the per-channel y rows in smem.
+// Writes the staged chunk's outputs, four timesteps per access, from the y
+// values that the recurrence left in the dt rows.
 template <typename Tr>
 __device__ __forceinline__ void write_chunk(const SsmFwdParams& p, const Tile& tile, int t0,
                                             int len, const float* smem, const ChunkSmemLayout& l) {
-  for (int i = threadIdx.x; i < Tr::kDStep * Tr::kChunk; i += blockDim.x) {
-    const int c = i / Tr::kChunk, t = i % Tr::kChunk;
-    if (c < tile.nd && t < len)
-      write_output<Tr>(p, tile.b, tile.d0 + c, t0 + t, smem[l.y + c * l.row + t],
-                       smem[l.u + c * l.row + t]);
+  using InT = typename Tr::InT;
+  constexpr int kGroups = Tr::kChunk / 4;
+  const bool vec = p.vec4 != 0;
+  for (int i = threadIdx.x; i < Tr::kDStep * kGroups; i += blockDim.x) {
+    const int c = i / kGroups, t = (i % kGroups) * 4;
+    if (c >= tile.nd || t >= len) continue;
+    const int d = tile.d0 + c;
+    const int valid = min(4, len - t);
+    float y[4], u[4];
+    lds4(smem + l.dt + c * l.row + t, y);
+    if constexpr (Tr::kHasD) {
+      lds4(smem + l.u + c * l.row + t, u);
+      const float dd = p.D[d];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) y[j] = fmaf(dd, u[j], y[j]);
+    }
+    store4<InT>(p.out, tile.b * p.out_batch_stride + d * p.out_dim_stride + t0 + t, valid, vec, y);
+    if constexpr (Tr::kHasZ) {
+      float z[4];
+      load4<InT>(p.z, tile.b * p.z_batch_stride + d * p.z_dim_stride + t0 + t, valid, vec, z);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) y[j] *= silu(z[j]);
+      store4<InT>(p.out_z, tile.b * p.out_z_batch_stride + d * p.out_z_dim_stride + t0 + t, valid,
+                  vec, y);
+    }
   }
 }
 
@@ -121,12 +160,48 @@ struct ChannelStates {
   }
 };
 
-// Reduces a value over the kNSplit adjacent lanes that share one channel.
-template <typename Tr, typename T>
-__device__ __forceinline__ T reduce_split(T v) {
+// Sums four timesteps' partial y over the kNSplit adjacent lanes of one
+// channel by recursive halving: each level sends half of what a lane holds
+// and keeps the other half, so the first two levels split the 4 sums among
+// the lanes (lane s ends with kKeep sums, of timesteps first(s) + j) and any
+// further level adds the one value left. 3 shuffles per 4 timesteps at
+// n_split 4, where a plain butterfly per timestep takes 8.
+template <typename Tr>
+struct SplitReduce4 {
+  static constexpr int kS = Tr::kNSplit;
+  static constexpr int kScatter = kS >= 4 ? 2 : (kS == 2 ? 1 : 0);  // levels that split
+  static constexpr int kKeep = 4 >> kScatter;                       // sums a lane ends with
+
+  template <typename T>
+  __device__ __forceinline__ static void run(T (&y)[4], int s) {
+    int cnt = 4;
 #pragma unroll
-  for (int off = Tr::kNSplit / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
-  return v;
-}
+    for (int m = kS / 2; m >= 1; m /= 2) {
+      if (cnt > 1) {
+        const int half = cnt / 2;
+        const bool upper = (s & m) != 0;
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          if (j < half) {
+            const T send = upper ? y[j] : y[j + half];
+            const T keep = upper ? y[j + half] : y[j];
+            y[j] = keep + __shfl_xor_sync(0xffffffffu, send, m);
+          }
+        }
+        cnt = half;
+      } else {
+        y[0] += __shfl_xor_sync(0xffffffffu, y[0], m);
+      }
+    }
+  }
+  // The timestep offset (within the group of 4) of a lane's first sum.
+  __device__ __forceinline__ static int first(int s) {
+    if constexpr (kScatter == 0) return 0;
+    if constexpr (kScatter == 1) return (s & 1) ? 2 : 0;
+    return ((s & (kS / 2)) ? 2 : 0) + ((s & (kS / 4)) ? 1 : 0);
+  }
+  // Whether lane s writes its sums (lanes past the split levels hold copies).
+  __device__ __forceinline__ static bool owner(int s) { return (s & ((kS >> kScatter) - 1)) == 0; }
+};
 
 }  // namespace ssmtune_kernels

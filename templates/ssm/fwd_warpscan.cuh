@@ -20,6 +20,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
   float* s_b = reinterpret_cast<float*>(smem_raw);
   float* s_c = s_b + (Tr::kVarB ? Tr::kN * Tr::kChunk : 0);
   AccT* s_h = reinterpret_cast<AccT*>(s_c + (Tr::kVarC ? Tr::kN * Tr::kChunk : 0));
+  float* s_a = reinterpret_cast<float*>(s_h + Tr::kDStep * Tr::kN);  // A, pre-scaled
 
   const Tile tile = make_tile<Tr>(p, blockIdx.x, blockIdx.y);
   const int c = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -27,46 +28,55 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
   const int d = tile.d0 + (active ? c : 0);
   const float bias = (Tr::kHasBias && active) ? p.delta_bias[d] : 0.0f;
 
-  for (int n = lane; n < Tr::kN; n += 32)
+  // Lane 0 of each channel's warp alone reads and writes its carried states.
+  for (int n = lane; n < Tr::kN; n += 32) {
     s_h[c * Tr::kN + n] =
         (Tr::kH0 && active)
             ? static_cast<AccT>(p.h0[tile.b * p.h0_batch_stride + d * p.h0_dim_stride + n])
             : AccT(0);
+    s_a[c * Tr::kN + n] = active ? p.A[d * p.A_dim_stride + n] * a_scale<Tr>() : 0.0f;
+  }
 
   for (int t0 = 0; t0 < p.seqlen; t0 += Tr::kChunk) {
     const int len = min(Tr::kChunk, p.seqlen - t0);
+    ThreadItems<Tr> it;  // issued before the barrier: its latency hides behind the staging
+    it.load(p, tile.b, d, t0 + lane * Tr::kItems, bias);
     __syncthreads();
     stage_bc<Tr>(p, tile, t0, len, s_b, s_c);
     __syncthreads();
-    ThreadItems<Tr> it;
-    it.load(p, tile.b, d, t0 + lane * Tr::kItems, bias);
     AccT y[Tr::kItems];
 #pragma unroll
     for (int i = 0; i < Tr::kItems; ++i) y[i] = 0;
 
-#pragma unroll 1
+#pragma unroll 2
     for (int n = 0; n < Tr::kN; ++n) {
-      const AccT a2 = static_cast<AccT>(active ? p.A[d * p.A_dim_stride + n] * a_scale<Tr>() : 0.f);
+      const AccT a2 = static_cast<AccT>(s_a[c * Tr::kN + n]);
       ItemMaps<Tr> maps;
-      const Affine<AccT> agg = maps.build(p, it, a2, n, d, lane * Tr::kItems, len, s_b);
-      // Inclusive Kogge-Stone scan over the warp.
-      Affine<AccT> incl = agg;
+      Affine<AccT> incl = maps.build(p, it, a2, n, d, lane * Tr::kItems, len, s_b);
+      // Lane 0 folds the carried state into its map, so the scanned b parts
+      // are the states themselves: lane i's inclusive b is the state after
+      // its items.
+      AccT hprev = 0;
+      if (lane == 0) {
+        hprev = s_h[c * Tr::kN + n];
+        incl.b = incl.a * hprev + incl.b;
+      }
+      // Inclusive Kogge-Stone scan over the warp; the last level needs no a.
 #pragma unroll
       for (int off = 1; off < 32; off *= 2) {
-        Affine<AccT> prev{__shfl_up_sync(0xffffffffu, incl.a, off),
-                          __shfl_up_sync(0xffffffffu, incl.b, off)};
-        if (lane >= off) incl = compose(prev, incl);
+        const AccT prev_b = __shfl_up_sync(0xffffffffu, incl.b, off);
+        if (off < 16) {
+          const AccT prev_a = __shfl_up_sync(0xffffffffu, incl.a, off);
+          if (lane >= off) incl = compose(Affine<AccT>{prev_a, prev_b}, incl);
+        } else if (lane >= off) {
+          incl.b = incl.a * prev_b + incl.b;
+        }
       }
-      Affine<AccT> excl{__shfl_up_sync(0xffffffffu, incl.a, 1),
-                        __shfl_up_sync(0xffffffffu, incl.b, 1)};
-      if (lane == 0) excl = {1, 0};
-      const AccT hprev = s_h[c * Tr::kN + n];
-      maps.rerun(p, excl.a * hprev + excl.b, n, d, lane * Tr::kItems, len, s_c, y);
-      const AccT total_a = __shfl_sync(0xffffffffu, incl.a, 31);
-      const AccT total_b = __shfl_sync(0xffffffffu, incl.b, 31);
-      __syncwarp();
-      if (lane == 0) s_h[c * Tr::kN + n] = total_a * hprev + total_b;
-      __syncwarp();
+      AccT hin = __shfl_up_sync(0xffffffffu, incl.b, 1);
+      if (lane == 0) hin = hprev;
+      maps.rerun(p, hin, n, d, lane * Tr::kItems, len, s_c, y);
+      const AccT total = __shfl_sync(0xffffffffu, incl.b, 31);
+      if (lane == 0) s_h[c * Tr::kN + n] = total;
     }
     if (active) {
 #pragma unroll
