@@ -935,7 +935,7 @@ def parse_args(argv):
     p.add_argument(
         "--flush-mib",
         type=int,
-        default=256,
+        default=1024,
         help="MiB written before each timed call to flush L2 (default %(default)s; L2 is 60 MB)",
     )
     p.add_argument("--time-failed", action="store_true", help="time defects too")

@@ -20,6 +20,7 @@
 #include "cli/table.h"
 #include "cli/worker_client.h"
 #include "cli/worker_protocol.h"
+#include "jit/device.h"
 #include "jit/program_builder.h"
 #include "tuner/fwd_plan.h"
 #include "tuner/search_space.h"
@@ -39,6 +40,7 @@ struct TuneArgs {
   double timeout = 60;
   uint64_t seed = 0;
   bool force = false;
+  bool resume = false;
   bool no_fp64 = false;
   std::string db;
   std::string format = "table";
@@ -90,6 +92,10 @@ class Tuner {
 
  private:
   Status start_worker(const Problem& p);
+  // True (and the table row written) when the database already holds a
+  // current best entry for `p` on device 0 and neither --force nor --resume
+  // asks for more: a tuned shape costs no worker, compile or measurement.
+  bool already_tuned(const Problem& p, Table& table);
   cache::Measurement base_measurement(const Problem& p, const KernelConfig& c) const;
   TrialResult measure(const Problem& p, const KernelConfig& c, double target_ms);
   void progress(const Problem& p);
@@ -215,8 +221,27 @@ TrialResult Tuner::measure(const Problem& p, const KernelConfig& c, double targe
   return out;
 }
 
+bool Tuner::already_tuned(const Problem& p, Table& table) {
+  if (a_.force || a_.resume) return false;
+  auto dev = jit::query_device(0);
+  auto sources = jit::TemplateSources::load_default();
+  if (!dev || !sources) return false;  // the worker reports the real error
+  const cache::Versions v{dev->driver_version, dev->nvrtc_version, sources->hash()};
+  auto b = db_.best(dev->uuid, p.key(), v);
+  if (!b || !b->has_value() || (*b)->stale) return false;
+  const cache::BestEntry& e = **b;
+  std::fprintf(stderr,
+               "[tune %s] already tuned on this GPU: %s (%.4f ms); --resume measures what is "
+               "missing, --force measures again\n",
+               p.key().c_str(), e.config_key.c_str(), e.median_ms);
+  table.add_row({p.key(), nlohmann::json(), nlohmann::json(), 0, 0, 0, 0, 0, nlohmann::json(),
+                 e.config_key, e.median_ms, e.rel_l2, now_s() - start_});
+  return true;
+}
+
 Status Tuner::tune(const Problem& p, Table& table) {
   start_ = now_s();
+  if (already_tuned(p, table)) return Status::ok();
   counts_ = {};
   done_ = 0;
   best_ms_ = 0;
@@ -404,6 +429,9 @@ void add_tune_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", a->seed, "input seed (0: fresh)")->capture_default_str();
   cmd->add_flag("--force", a->force, "re-measure configs the database already holds");
+  cmd->add_flag("--resume", a->resume,
+                "tune a shape the database already has a best entry for, measuring only the "
+                "configs it lacks");
   cmd->add_flag("--no-fp64", a->no_fp64, "leave fp64-accumulation configs out");
   cmd->add_option("--db", a->db, "tuning database (default: $SSMTUNE_DB or the cache dir)");
   cmd->add_option("--format", a->format, "table, json or csv")->capture_default_str();

@@ -124,6 +124,8 @@ Context::~Context() {
 
 Status Context::make_current() const {
   const Driver& drv = *drv_;
+  CUcontext now = nullptr;  // a query is cheaper than a switch: library calls ask every time
+  if (drv.cuCtxGetCurrent(&now) == CUDA_SUCCESS && now == ctx_) return Status::ok();
   SSMTUNE_CU(drv.cuCtxSetCurrent(ctx_));
   return Status::ok();
 }

@@ -1,6 +1,7 @@
 // The library runtime: selection, per-process kernel memo, launch.
 #include "ssmtune/runtime.h"
 
+#include <array>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -34,9 +35,20 @@ struct Runtime::Impl {
     ConfigChoice choice;
     std::shared_ptr<FwdKernel> kernel;
   };
+  // The memo's key: the problem's sizes and dtype and flags packed, so the
+  // hot path neither builds the text key nor compares strings.
+  using ProblemId = std::array<int64_t, 6>;
+  static ProblemId id_of(const Problem& p) {
+    const int64_t flags =
+        (int64_t{p.variable_b} << 0) | (int64_t{p.variable_c} << 1) | (int64_t{p.has_d} << 2) |
+        (int64_t{p.has_z} << 3) | (int64_t{p.has_delta_bias} << 4) |
+        (int64_t{p.delta_softplus} << 5) | (int64_t{p.return_last_state} << 6) |
+        (int64_t{p.has_initial_state} << 7) | (static_cast<int64_t>(p.dtype) << 8);
+    return {p.batch, p.dim, p.seqlen, p.dstate, p.groups, flags};
+  }
   std::shared_mutex kernels_mu;
-  std::map<std::string, Entry> kernels;  // by problem key
-  std::mutex compile_mu;                 // one compilation at a time per runtime
+  std::map<ProblemId, Entry> kernels;
+  std::mutex compile_mu;  // one compilation at a time per runtime
 
   std::mutex scratch_mu;
   std::map<void*, std::unique_ptr<FwdScratch>> scratch;  // per stream
@@ -49,7 +61,7 @@ struct Runtime::Impl {
   }
 
   Result<const Entry*> entry_for(const Problem& p) {
-    const std::string key = p.key();
+    const ProblemId key = id_of(p);
     {
       std::shared_lock<std::shared_mutex> lock(kernels_mu);
       auto it = kernels.find(key);
@@ -142,7 +154,7 @@ Result<std::string> Runtime::explain(const ssmtune_fwd_args& args) {
   std::optional<ConfigChoice> in_use;
   {
     std::shared_lock<std::shared_mutex> lock(impl_->kernels_mu);
-    auto it = impl_->kernels.find(call.problem.key());
+    auto it = impl_->kernels.find(Impl::id_of(call.problem));
     if (it != impl_->kernels.end()) in_use = it->second.choice;
   }
   if (in_use)  // what this process runs, which may predate newer database entries

@@ -42,7 +42,7 @@ size_t shared_bytes(const Problem& p, const KernelConfig& c) {
   const int acc_bytes = c.acc == AccType::kF64 ? 8 : 4;
   if (chunk_algo(c.algo)) {
     const auto l = ssmtune_kernels::chunk_smem_layout(static_cast<int>(p.dstate), c.chunk, c.d_step,
-                                                      c.n_split, p.variable_b, p.variable_c);
+                                                      p.variable_b, p.variable_c);
     return sizeof(float) * static_cast<size_t>(l.floats);
   }
   return ssmtune_kernels::scan_smem_bytes(static_cast<int>(p.dstate), c.chunk, c.d_step, c.threads,

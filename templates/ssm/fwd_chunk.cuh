@@ -6,6 +6,19 @@
 
 namespace ssmtune_kernels {
 
+// Which (channel, split) a thread of the chunk kernels owns. Channels run
+// fastest within a warp: the 32 / kNSplit lanes that share a split index
+// read the same B/C address (one broadcast), and a channel's kNSplit lanes
+// sit kLaneStride apart.
+template <typename Tr>
+struct ChunkLanes {
+  static constexpr int kLaneStride = 32 / Tr::kNSplit;  // channels per warp
+  __device__ __forceinline__ static int channel() {
+    return (threadIdx.x / 32) * kLaneStride + threadIdx.x % kLaneStride;
+  }
+  __device__ __forceinline__ static int split() { return (threadIdx.x % 32) / kLaneStride; }
+};
+
 // kOutput: h carries in and out, and y = sum_n C h replaces the dt row of
 // each group of 4 timesteps once it is consumed. Otherwise (aggregate): h
 // starts where the caller set it (zero) and aprod accumulates prod(a), so
@@ -65,7 +78,7 @@ __device__ __forceinline__ void run_chunk(const ChannelStates<Tr>& cs,
       }
     }
     if constexpr (kOutput) {
-      Reduce::run(y, s);
+      Reduce::run(y, s, ChunkLanes<Tr>::kLaneStride);
       if (Reduce::owner(s)) {
         const int first = t + Reduce::first(s);
 #pragma unroll

@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_lookback(const SsmFwdPar
   constexpr int kPer = ChannelStates<Tr>::kPerThread;
   constexpr int kSlot = Tr::kDStep * Tr::kN;  // accumulators per slot
   constexpr ChunkSmemLayout l =
-      chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kNSplit, Tr::kVarB, Tr::kVarC);
+      chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC);
   extern __shared__ float4 smem_raw[];
   float* smem = reinterpret_cast<float*>(smem_raw);
   __shared__ int s_id;
@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_lookback(const SsmFwdPar
   const Tile tile = make_tile<Tr>(p, tile_index, b);
   const int t0 = chunk * Tr::kChunk;
   const int len = min(Tr::kChunk, p.seqlen - t0);
-  const int c = threadIdx.x / Tr::kNSplit, s = threadIdx.x % Tr::kNSplit;
+  const int c = ChunkLanes<Tr>::channel(), s = ChunkLanes<Tr>::split();
   const bool active = c < tile.nd;
   const int d = tile.d0 + (active ? c : 0);
   const long long tile_base = (static_cast<long long>(b) * n_tiles + tile_index) * p.n_chunks;

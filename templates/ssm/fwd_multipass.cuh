@@ -22,7 +22,7 @@ __device__ __forceinline__ void multipass_chunk(const SsmFwdParams& p) {
   using AccT = typename Tr::AccT;
   constexpr int kPer = ChannelStates<Tr>::kPerThread;
   constexpr ChunkSmemLayout l =
-      chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kNSplit, Tr::kVarB, Tr::kVarC);
+      chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC);
   extern __shared__ float4 smem_raw[];
   float* smem = reinterpret_cast<float*>(smem_raw);
 
@@ -30,7 +30,7 @@ __device__ __forceinline__ void multipass_chunk(const SsmFwdParams& p) {
   const int chunk = blockIdx.z;
   const int t0 = chunk * Tr::kChunk;
   const int len = min(Tr::kChunk, p.seqlen - t0);
-  const int c = threadIdx.x / Tr::kNSplit, s = threadIdx.x % Tr::kNSplit;
+  const int c = ChunkLanes<Tr>::channel(), s = ChunkLanes<Tr>::split();
   const bool active = c < tile.nd;
   const int d = tile.d0 + (active ? c : 0);
   const long long count = static_cast<long long>(p.batch) * p.dim * Tr::kN * p.n_chunks;

@@ -73,9 +73,8 @@ namespace ssmtune_kernels {
 // lookback), in floats; host and device compute it with the same function.
 // Per channel: a dt row (overwritten by y once a group of 4 timesteps is
 // consumed) and a u row; per state: a B row and a C row. Rows are read as
-// float4 (4 timesteps) and padded so that the lanes of a quarter-warp hit
-// different banks: channel rows by 4 floats; state rows by 32 / n_split
-// floats (the n_split lanes of a channel read n_split different rows).
+// float4 (4 timesteps) and padded by 4 floats, so that the distinct rows
+// that the lanes of a quarter-warp read start on different banks.
 struct ChunkSmemLayout {
   int row;          // channel row length
   int bc_row;       // state row length
@@ -83,15 +82,11 @@ struct ChunkSmemLayout {
   int floats;       // total
 };
 
-SSMTUNE_HD constexpr int chunk_state_row_pad(int n_split) {
-  return n_split <= 1 ? 4 : (n_split >= 8 ? 4 : 32 / n_split);
-}
-
 SSMTUNE_HD constexpr ChunkSmemLayout chunk_smem_layout(int dstate, int chunk, int d_step,
-                                                       int n_split, bool var_b, bool var_c) {
+                                                       bool var_b, bool var_c) {
   ChunkSmemLayout l{};
   l.row = chunk + 4;
-  l.bc_row = chunk + chunk_state_row_pad(n_split);
+  l.bc_row = chunk + 4;
   l.dt = 0;
   l.u = l.dt + d_step * l.row;
   l.b = l.u + d_step * l.row;

@@ -62,6 +62,43 @@ struct ThreadItems {
   }
 };
 
+// Writes one thread's kItems outputs from timestep t_first on (`valid` of
+// them lie inside the chunk), four per access where kItems allows.
+template <typename Tr>
+__device__ __forceinline__ void write_items(const SsmFwdParams& p, int b, int d, long long t_first,
+                                            int valid, const typename Tr::AccT (&y)[Tr::kItems],
+                                            const float (&u)[Tr::kItems]) {
+  using InT = typename Tr::InT;
+  if constexpr (Tr::kItems % 4 == 0) {
+    const bool vec = p.vec4 != 0;
+    const float dd = Tr::kHasD ? p.D[d] : 0.0f;
+#pragma unroll
+    for (int q = 0; q < Tr::kItems / 4; ++q) {
+      const int v = min(4, valid - 4 * q);
+      if (v <= 0) break;
+      const long long t = t_first + 4 * q;
+      float o[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        o[j] = static_cast<float>(y[4 * q + j]);
+        if constexpr (Tr::kHasD) o[j] = fmaf(dd, u[4 * q + j], o[j]);
+      }
+      store4<InT>(p.out, b * p.out_batch_stride + d * p.out_dim_stride + t, v, vec, o);
+      if constexpr (Tr::kHasZ) {
+        float z[4];
+        load4<InT>(p.z, b * p.z_batch_stride + d * p.z_dim_stride + t, v, vec, z);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) o[j] *= silu(z[j]);
+        store4<InT>(p.out_z, b * p.out_z_batch_stride + d * p.out_z_dim_stride + t, v, vec, o);
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < Tr::kItems; ++i)
+      if (i < valid) write_output<Tr>(p, b, d, t_first + i, y[i], u[i]);
+  }
+}
+
 // Stages the chunk's variable B/C rows, four timesteps per access:
 // s_b[n * kChunk + t]. Positions at or past len are not staged (readers mask them).
 template <typename Tr>

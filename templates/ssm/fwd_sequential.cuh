@@ -14,12 +14,12 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_sequential(const SsmFwdP
   using AccT = typename Tr::AccT;
   constexpr int kPer = ChannelStates<Tr>::kPerThread;
   constexpr ChunkSmemLayout l =
-      chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kNSplit, Tr::kVarB, Tr::kVarC);
+      chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC);
   extern __shared__ float4 smem_raw[];
   float* smem = reinterpret_cast<float*>(smem_raw);
 
   const Tile tile = make_tile<Tr>(p, blockIdx.x, blockIdx.y);
-  const int c = threadIdx.x / Tr::kNSplit, s = threadIdx.x % Tr::kNSplit;
+  const int c = ChunkLanes<Tr>::channel(), s = ChunkLanes<Tr>::split();
   const bool active = c < tile.nd;
   const int d = tile.d0 + (active ? c : 0);
 

@@ -160,8 +160,8 @@ struct ChannelStates {
   }
 };
 
-// Sums four timesteps' partial y over the kNSplit adjacent lanes of one
-// channel by recursive halving: each level sends half of what a lane holds
+// Sums four timesteps' partial y over the kNSplit lanes of one channel by
+// recursive halving: each level sends half of what a lane holds
 // and keeps the other half, so the first two levels split the 4 sums among
 // the lanes (lane s ends with kKeep sums, of timesteps first(s) + j) and any
 // further level adds the one value left. 3 shuffles per 4 timesteps at
@@ -172,8 +172,9 @@ struct SplitReduce4 {
   static constexpr int kScatter = kS >= 4 ? 2 : (kS == 2 ? 1 : 0);  // levels that split
   static constexpr int kKeep = 4 >> kScatter;                       // sums a lane ends with
 
+  // The lanes of one channel sit `stride` apart in the warp.
   template <typename T>
-  __device__ __forceinline__ static void run(T (&y)[4], int s) {
+  __device__ __forceinline__ static void run(T (&y)[4], int s, int stride) {
     int cnt = 4;
 #pragma unroll
     for (int m = kS / 2; m >= 1; m /= 2) {
@@ -185,12 +186,12 @@ struct SplitReduce4 {
           if (j < half) {
             const T send = upper ? y[j] : y[j + half];
             const T keep = upper ? y[j + half] : y[j];
-            y[j] = keep + __shfl_xor_sync(0xffffffffu, send, m);
+            y[j] = keep + __shfl_xor_sync(0xffffffffu, send, m * stride);
           }
         }
         cnt = half;
       } else {
-        y[0] += __shfl_xor_sync(0xffffffffu, y[0], m);
+        y[0] += __shfl_xor_sync(0xffffffffu, y[0], m * stride);
       }
     }
   }

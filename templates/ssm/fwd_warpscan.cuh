@@ -37,10 +37,14 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
     s_a[c * Tr::kN + n] = active ? p.A[d * p.A_dim_stride + n] * a_scale<Tr>() : 0.0f;
   }
 
+  // This chunk's delta and u, and the next chunk's in flight while this one
+  // runs (a register double buffer).
+  ThreadItems<Tr> it, next;
+  it.load(p, tile.b, d, lane * Tr::kItems, bias);
   for (int t0 = 0; t0 < p.seqlen; t0 += Tr::kChunk) {
     const int len = min(Tr::kChunk, p.seqlen - t0);
-    ThreadItems<Tr> it;  // issued before the barrier: its latency hides behind the staging
-    it.load(p, tile.b, d, t0 + lane * Tr::kItems, bias);
+    if (t0 + Tr::kChunk < p.seqlen)
+      next.load(p, tile.b, d, t0 + Tr::kChunk + lane * Tr::kItems, bias);
     __syncthreads();
     stage_bc<Tr>(p, tile, t0, len, s_b, s_c);
     __syncthreads();
@@ -78,13 +82,9 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
       const AccT total = __shfl_sync(0xffffffffu, incl.b, 31);
       if (lane == 0) s_h[c * Tr::kN + n] = total;
     }
-    if (active) {
-#pragma unroll
-      for (int i = 0; i < Tr::kItems; ++i) {
-        const int t = lane * Tr::kItems + i;
-        if (t < len) write_output<Tr>(p, tile.b, d, t0 + t, y[i], it.u[i]);
-      }
-    }
+    if (active)
+      write_items<Tr>(p, tile.b, d, t0 + lane * Tr::kItems, len - lane * Tr::kItems, y, it.u);
+    it = next;
   }
   if constexpr (Tr::kLastState) {
     __syncwarp();

@@ -68,16 +68,23 @@ TEST_CASE("tune writes measurements and a best entry; a fault is recorded, not f
   CHECK(best_key != faulty);
   CHECK(best_key == summary[0]["best"].get<std::string>());
 
-  // A second run resumes: everything comes from the database.
-  auto again = testing::run_command(std::string(SSMTUNE_BINARY) +
-                                        " tune --batch 2 --dim 64 --seqlen 256 --dstate 4 --db " +
-                                        db + " --format json",
-                                    false);
+  // A second run finds the shape tuned and stops at once; --resume goes
+  // through the space, and everything comes from the database.
+  const std::string rerun = std::string(SSMTUNE_BINARY) +
+                            " tune --batch 2 --dim 64 --seqlen 256 --dstate 4 --db " + db +
+                            " --format json";
+  auto again = testing::run_command(rerun, false);
   REQUIRE(again.exit_code == 0);
   auto aj = nlohmann::json::parse(again.out);
   CHECK(aj[0]["timed"].get<int>() == 0);
-  CHECK(aj[0]["from_db"].get<int>() > 10);
   CHECK(aj[0]["best"] == best_key);
+  CHECK(aj[0]["wall_s"].get<double>() < 1.0);
+  auto resumed = testing::run_command(rerun + " --resume", false);
+  REQUIRE(resumed.exit_code == 0);
+  auto rj = nlohmann::json::parse(resumed.out);
+  CHECK(rj[0]["timed"].get<int>() == 0);
+  CHECK(rj[0]["from_db"].get<int>() > 10);
+  CHECK(rj[0]["best"] == best_key);
   fs::remove_all(dir);
 }
 
