@@ -23,6 +23,7 @@
 #include "jit/device.h"
 #include "jit/program_builder.h"
 #include "tuner/fwd_plan.h"
+#include "tuner/heuristics.h"
 #include "tuner/search_space.h"
 #include "tuner/selection.h"
 #include "tuner/strategy.h"
@@ -321,9 +322,11 @@ Status Tuner::tune(const Problem& p, Table& table) {
   std::fprintf(stderr, "[tune %s] compiled in %.1f s; %zu dropped after compiling\n",
                p.key().c_str(), now_s() - t_compile, dropped.size());
 
-  std::vector<KernelConfig> candidates;
+  std::vector<KernelConfig> kept;
   for (const auto& c : legal)
-    if (!dropped.count(c.key())) candidates.push_back(c);
+    if (!dropped.count(c.key())) kept.push_back(c);
+  const std::vector<KernelConfig> candidates = first_look_order(
+      kept, heuristic_default(p, device_.sm_count, device_.max_shared_per_block).config.key());
   planned_ = static_cast<int>(candidates.size());
   Budget budget;
   budget.max_configs = a_.budget;

@@ -1,6 +1,8 @@
 // Enumeration and pruning of the forward space.
 #include "tuner/search_space.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "tuner/fwd_plan.h"
@@ -99,6 +101,35 @@ std::vector<SpaceEntry> search_space(const Problem& p, const jit::DeviceInfo& de
           "chunk " + std::to_string(c.chunk) + " far exceeds seqlen " + std::to_string(p.seqlen);
     }
     out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<KernelConfig> first_look_order(const std::vector<KernelConfig>& candidates,
+                                           const std::string& first_key) {
+  std::map<ScanAlgo, std::vector<KernelConfig>> by_algo;
+  std::vector<KernelConfig> out;
+  for (const auto& c : candidates) {
+    if (!first_key.empty() && c.key() == first_key)
+      out.push_back(c);
+    else
+      by_algo[c.algo].push_back(c);
+  }
+  for (auto& [algo, v] : by_algo)
+    std::stable_sort(v.begin(), v.end(), [](const KernelConfig& a, const KernelConfig& b) {
+      auto rank = [](const KernelConfig& c) {
+        return (c.acc == AccType::kF64 ? 2 : 0) + (c.exp_mode == ExpMode::kFast ? 0 : 1);
+      };
+      return rank(a) < rank(b);
+    });
+  for (size_t i = 0;; ++i) {
+    bool any = false;
+    for (auto& [algo, v] : by_algo)
+      if (i < v.size()) {
+        out.push_back(v[i]);
+        any = true;
+      }
+    if (!any) break;
   }
   return out;
 }

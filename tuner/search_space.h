@@ -30,6 +30,13 @@ struct SpaceOptions {
 std::vector<SpaceEntry> search_space(const Problem& p, const jit::DeviceInfo& device,
                                      const SpaceOptions& options = {});
 
+// The order in which a time-limited first look should meet the candidates:
+// `first` (the heuristic default) leads, then the algorithms take turns,
+// each one's MUFU-exp fp32 configs before its poly and fp64 ones, so a
+// budget cut short still leaves every algorithm measured.
+std::vector<KernelConfig> first_look_order(const std::vector<KernelConfig>& candidates,
+                                           const std::string& first_key = "");
+
 // Empty when the compiled kernels are fit to time; else why not: any spill,
 // or fewer than `min_warps_per_sm` resident warps given the registers.
 std::string prune_by_resources(const KernelConfig& c, const std::vector<jit::KernelImage>& kernels,

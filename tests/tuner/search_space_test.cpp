@@ -162,3 +162,34 @@ TEST_CASE("every unpruned config of the space compiles for sm_90", "[tuner][comp
 
 }  // namespace
 }  // namespace ssmtune
+
+namespace ssmtune {
+namespace {
+
+TEST_CASE("a first look meets the default, then every algorithm in turn", "[tuner]") {
+  Problem p;
+  p.batch = 8;
+  p.dim = 1536;
+  p.seqlen = 2048;
+  p.dstate = 16;
+  std::vector<KernelConfig> cands;
+  for (const auto& e : search_space(p, h200_like()))
+    if (!e.pruned) cands.push_back(e.config);
+  const std::string first = cands[cands.size() / 2].key();
+  const auto order = first_look_order(cands, first);
+  REQUIRE(order.size() == cands.size());
+  CHECK(order[0].key() == first);
+  std::set<ScanAlgo> early;
+  for (size_t i = 1; i <= std::size(kAllScanAlgos); ++i) early.insert(order[i].algo);
+  CHECK(early.size() == std::size(kAllScanAlgos));
+  for (size_t i = 1; i <= std::size(kAllScanAlgos); ++i) {
+    CHECK(order[i].acc == AccType::kF32);
+    CHECK(order[i].exp_mode == ExpMode::kFast);
+  }
+  std::set<std::string> keys;
+  for (const auto& c : order) keys.insert(c.key());
+  CHECK(keys.size() == cands.size());
+}
+
+}  // namespace
+}  // namespace ssmtune
