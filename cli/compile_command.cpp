@@ -1,6 +1,7 @@
 // `ssmtune compile`: JIT-compiles a kernel family for an arch (no GPU
 // needed) and prints each instantiation's resource report and compile time.
 #include <chrono>
+#include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -14,40 +15,69 @@
 namespace ssmtune::cli {
 namespace {
 
+// Shared memory a block may take on the reference target (sm_90's opt-in
+// maximum); compiling needs no device to ask.
+constexpr size_t kCompileSharedBytes = 227 * 1024;
+
 struct CompileArgs {
   std::string arch = "sm_90";
   std::string family = "linear_recurrence";
   size_t per_program = 0;
   unsigned threads = 0;
   std::string format = "table";
+  std::vector<std::string> configs;
+  std::string cubin_dir;
   ProblemArgs problem;
 };
 
-// fwd: every algorithm x accumulation dtype at its default config for the
-// problem (default (8, 1536, 2048, 16) fp32), plus the fp64 reference.
-Result<std::vector<jit::Instantiation>> family_instantiations(const std::string& family,
-                                                              const ProblemArgs& args) {
-  if (family == "linear_recurrence") return jit::linear_recurrence_family();
-  if (family == "fwd") {
-    SSMTUNE_ASSIGN_OR_RETURN(Problem p, args.problem());
+// fwd: the given configs, or every algorithm x accumulation dtype at its
+// default config for the problem (default (8, 1536, 2048, 16) fp32) plus
+// the fp64 reference.
+Result<std::vector<jit::Instantiation>> family_instantiations(const CompileArgs& a) {
+  if (a.family == "linear_recurrence") {
+    if (!a.configs.empty())
+      return Status::invalid_argument("--config applies to the fwd family only");
+    return jit::linear_recurrence_family();
+  }
+  if (a.family == "fwd") {
+    SSMTUNE_ASSIGN_OR_RETURN(Problem p, a.problem.problem());
+    std::vector<KernelConfig> configs;
+    for (const auto& key : a.configs) {
+      SSMTUNE_ASSIGN_OR_RETURN(KernelConfig c, KernelConfig::from_key(key));
+      configs.push_back(c);
+    }
+    if (configs.empty())
+      for (ScanAlgo algo : kAllScanAlgos)
+        for (AccType acc : {AccType::kF32, AccType::kF64})
+          configs.push_back(default_config(p, algo, acc, kCompileSharedBytes));
     std::vector<jit::Instantiation> out;
-    for (ScanAlgo a : kAllScanAlgos)
-      for (AccType acc : {AccType::kF32, AccType::kF64}) {
-        SSMTUNE_ASSIGN_OR_RETURN(FwdPlan plan, plan_fwd(p, default_config(p, a, acc, 227 * 1024)));
-        out.insert(out.end(), plan.kernels.begin(), plan.kernels.end());
-      }
-    out.push_back(reference_instantiation(p.dtype));
+    for (const auto& c : configs) {
+      SSMTUNE_RETURN_IF_ERROR(check_config(p, c, kCompileSharedBytes));
+      SSMTUNE_ASSIGN_OR_RETURN(FwdPlan plan, plan_fwd(p, c));
+      out.insert(out.end(), plan.kernels.begin(), plan.kernels.end());
+    }
+    if (a.configs.empty()) out.push_back(reference_instantiation(p.dtype));
     return out;
   }
-  return Status::invalid_argument("unknown kernel family '" + family +
+  return Status::invalid_argument("unknown kernel family '" + a.family +
                                   "' (known: linear_recurrence, fwd)");
+}
+
+// Writes program NAME's cubin to DIR/NAME.cubin (for cuobjdump / nvdisasm).
+Status write_cubin(const std::string& dir, const std::string& name, const std::string& cubin) {
+  const std::string path = dir + "/" + name + ".cubin";
+  std::ofstream f(path, std::ios::binary);
+  f.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
+  f.close();
+  if (!f) return Status::io_error("cannot write " + path);
+  return Status::ok();
 }
 
 void run(const CompileArgs& a) {
   auto fmt = parse_format(a.format);
   if (!report("compile", fmt.status())) return;
   if (!report("compile", jit::validate_arch(a.arch))) return;
-  auto inst = family_instantiations(a.family, a.problem);
+  auto inst = family_instantiations(a);
   if (!report("compile", inst.status())) return;
   auto sources = jit::TemplateSources::load_default();
   if (!report("compile", sources.status())) return;
@@ -72,6 +102,9 @@ void run(const CompileArgs& a) {
       continue;
     }
     cpu += results[i]->compile_seconds;
+    if (!a.cubin_dir.empty() &&
+        !report("compile", write_cubin(a.cubin_dir, specs[i].name, results[i]->cubin)))
+      ok = false;
     for (const auto& k : results[i]->kernels) {
       const auto& r = k.resources;
       t.add_row({specs[i].name, k.name_expression, r.registers, r.spill_store_bytes,
@@ -103,6 +136,11 @@ void add_compile_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--threads", a->threads, "parallel NVRTC compilations (0: one per core)")
       ->capture_default_str();
+  cmd->add_option("--config", a->configs,
+                  "fwd: compile these config keys (as `ssmtune db show` prints them) instead of "
+                  "every algorithm's default");
+  cmd->add_option("--cubin-dir", a->cubin_dir,
+                  "write each program's cubin to DIR/PROGRAM.cubin (an existing folder)");
   cmd->add_option("--format", a->format, "table, json or csv")->capture_default_str();
   add_problem_options(cmd, a->problem);
   cmd->callback([a] { run(*a); });

@@ -79,6 +79,10 @@ Status check_config(const Problem& p, const KernelConfig& c, size_t max_shared_b
       if (c.n_split > p.dstate) return bad("n_split exceeds dstate");
       if (c.threads != c.d_step * c.n_split) return bad("threads must equal d_step * n_split");
       if (c.chunk % 4 != 0) return bad("chunk must be a multiple of 4 (vector groups)");
+      if (c.algo == ScanAlgo::kSequential ? c.items > 2 : c.items != 1)
+        return bad(c.algo == ScanAlgo::kSequential
+                       ? "sequential: items (chunks in flight) must be 1 or 2"
+                       : "items must be 1 (one chunk per block)");
       break;
     case ScanAlgo::kWarpScan:
       if (c.n_split != 1) return bad("warpscan takes n_split 1");

@@ -44,7 +44,9 @@ struct KernelConfig {
   int d_step = 8;  // channels per block; B/C tiles are shared across them
   AccType acc = AccType::kF32;
   int threads = 128;  // threads per block
-  int items = 8;      // timesteps per thread before any cross-thread step (scan algos)
+  int items = 8;      // timesteps per thread before any cross-thread step (scan algos);
+                      // sequential: chunks in flight (2: the next chunk's reads are
+                      // issued before the current chunk runs)
   int n_split = 1;    // sequential: threads sharing one channel's dstate states
   ExpMode exp_mode = ExpMode::kFast;
   int poly_share = 0;  // kPoly: of every 8 states, how many use the polynomial (1..7)

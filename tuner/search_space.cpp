@@ -44,18 +44,29 @@ std::vector<SpaceEntry> search_space(const Problem& p, const jit::DeviceInfo& de
         a == ScanAlgo::kSequential ? std::vector<int>{64, 128} : std::vector<int>{128, 256};
     const std::vector<int> splits = a == ScanAlgo::kSequential ? std::vector<int>{1, 2, 4, 8, 16}
                                                                : std::vector<int>{1, 2, 4, 8};
+    // Sequential: also with the next chunk's reads in flight (items 2),
+    // which costs registers: it wins where occupancy is capped by the grid.
+    const std::vector<int> in_flight =
+        a == ScanAlgo::kSequential ? std::vector<int>{1, 2} : std::vector<int>{1};
     for (int n_split : splits)
-      for (int threads : {64, 128})
-        for (int chunk : chunks) {
-          KernelConfig c;
-          c.algo = a;
-          c.n_split = n_split;
-          c.threads = threads;
-          c.d_step = threads / n_split;
-          c.chunk = chunk;
-          c.items = 1;
-          fp32_only(c);
-        }
+      for (int threads : {64, 128, 256})
+        for (int chunk : chunks)
+          for (int items : in_flight) {
+            KernelConfig c;
+            c.algo = a;
+            c.n_split = n_split;
+            c.threads = threads;
+            c.d_step = threads / n_split;
+            c.chunk = chunk;
+            c.items = items;
+            if (items == 1) {
+              fp32_only(c);
+            } else {
+              c.acc = AccType::kF32;
+              c.exp_mode = ExpMode::kFast;
+              raw.push_back(c);
+            }
+          }
     fp64_anchor(a);
   }
   for (int d_step : {2, 4, 8})

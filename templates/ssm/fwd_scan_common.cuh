@@ -99,33 +99,12 @@ __device__ __forceinline__ void write_items(const SsmFwdParams& p, int b, int d,
   }
 }
 
-// Stages the chunk's variable B/C rows, four timesteps per access:
-// s_b[n * kChunk + t]. Positions at or past len are not staged (readers mask them).
+// Stages the chunk's variable B/C rows: s_b[n * kChunk + t]. Positions at or
+// past len are not staged (readers mask them).
 template <typename Tr>
 __device__ __forceinline__ void stage_bc(const SsmFwdParams& p, const Tile& tile, int t0, int len,
                                          float* s_b, float* s_c) {
-  using InT = typename Tr::InT;
-  static_assert(Tr::kChunk % 4 == 0, "scan kernels: chunk must be a multiple of 4");
-  constexpr int kGroups = Tr::kChunk / 4;
-  const bool vec = p.vec4 != 0;
-  for (int i = threadIdx.x; i < Tr::kN * kGroups; i += blockDim.x) {
-    const int n = i / kGroups, t = (i % kGroups) * 4;
-    if (t >= len) continue;
-    const int valid = min(4, len - t);
-    float v[4];
-    if constexpr (Tr::kVarB) {
-      load4<InT>(p.B,
-                 bc_index(p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, tile, n, t0 + t),
-                 valid, vec, v);
-      sts4(s_b + n * Tr::kChunk + t, v);
-    }
-    if constexpr (Tr::kVarC) {
-      load4<InT>(p.C,
-                 bc_index(p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, tile, n, t0 + t),
-                 valid, vec, v);
-      sts4(s_c + n * Tr::kChunk + t, v);
-    }
-  }
+  BcStage<Tr>::stream(p, tile, t0, len, s_b, s_c, Tr::kChunk);
 }
 
 // One thread's kItems B (or C) values of state n from chunk-local timestep

@@ -1,7 +1,9 @@
 // Sequential scan: each thread runs the recurrence along the whole sequence
 // for its (channel, states); chunks of kChunk timesteps are staged in shared
 // memory so B/C are read once per block and shared by its kDStep channels.
-// Parallelism comes only from batch x dim x n_split.
+// With kItems 2 the next chunk's global reads are issued before the current
+// chunk runs (held in registers until its smem is free). Parallelism comes
+// only from batch x dim x n_split.
 #pragma once
 
 #include "ssm/fwd_chunk.cuh"
@@ -35,11 +37,23 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_sequential(const SsmFwdP
     unused[k] = 1;
   }
 
+  // kItems 2: the next chunk's reads are in flight while the current one
+  // runs (registers); 1: each chunk is read and stored in one go.
+  constexpr bool kPrefetch = Tr::kItems >= 2;
+  ChunkStage<Tr> stage;
+  if constexpr (kPrefetch) stage.load(p, tile, 0, min(Tr::kChunk, p.seqlen));
   for (int t0 = 0; t0 < p.seqlen; t0 += Tr::kChunk) {
     const int len = min(Tr::kChunk, p.seqlen - t0);
     __syncthreads();  // the previous chunk's smem is consumed
-    stage_chunk<Tr>(p, tile, t0, len, smem, l);
+    if constexpr (kPrefetch)
+      stage.commit(p, tile, len, smem, l);
+    else
+      stage_chunk<Tr>(p, tile, t0, len, smem, l);
     __syncthreads();
+    if constexpr (kPrefetch) {
+      const int t_next = t0 + Tr::kChunk;
+      if (t_next < p.seqlen) stage.load(p, tile, t_next, min(Tr::kChunk, p.seqlen - t_next));
+    }
     run_chunk<Tr, true>(cs, h, unused, c, s, len, smem, l);
     __syncthreads();
     write_chunk<Tr>(p, tile, t0, len, smem, l);

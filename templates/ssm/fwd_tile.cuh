@@ -34,55 +34,183 @@ __device__ __forceinline__ long long bc_index(long long batch_stride, long long 
   return tile.b * batch_stride + tile.g * group_stride + n * dstate_stride + t;
 }
 
-// Stages timesteps [t0, t0 + len) of the tile into shared memory, four
-// timesteps per access: transformed delta and u per channel, and the
-// variable B/C rows shared by all channels. The group of 4 that holds the
-// last timestep is padded with the identity step (delta = u = B = C = 0:
-// a = 1, nothing added, nothing read out), so the recurrence always runs
-// whole groups; channels past the tile's end stage zeros.
+// Staging of one chunk, timesteps [t0, t0 + len), into shared memory in
+// two halves: load() issues the global reads, four timesteps per access,
+// into registers (raw, so halves take half the registers), and commit()
+// converts them and stores them. A kernel that loops over chunks loads the
+// next chunk before it runs the current one, so the reads are in flight
+// while it computes. Thread i takes elements i, i + kThreads, ...
+
+// The variable B/C rows of the chunk, shared by all channels of the tile:
+// s_b[n * row + t]. The group of 4 that holds the last timestep is padded
+// with zeros; groups past it are not staged.
+template <typename Tr>
+struct BcStage {
+  using InT = typename Tr::InT;
+  using Raw = typename Vec4Raw<InT>::type;
+  static_assert(Tr::kChunk % 4 == 0, "staged kernels: chunk must be a multiple of 4");
+  static constexpr int kGroups = Tr::kChunk / 4;
+  static constexpr int kTotal = Tr::kN * kGroups;
+  static constexpr int kIters = (kTotal + Tr::kThreads - 1) / Tr::kThreads;
+  Raw b[Tr::kVarB ? kIters : 1];
+  Raw c[Tr::kVarC ? kIters : 1];
+
+  // This thread's r-th group of 4: state n, chunk-local timestep t; false
+  // when there is none or it lies past len.
+  __device__ __forceinline__ static bool group(int r, int len, int& n, int& t) {
+    const int i = threadIdx.x + r * Tr::kThreads;
+    n = i / kGroups;
+    t = (i % kGroups) * 4;
+    return i < kTotal && t < len;
+  }
+  __device__ __forceinline__ static Raw read(const SsmFwdParams& p, const void* base,
+                                             long long batch_stride, long long group_stride,
+                                             long long dstate_stride, const Tile& tile, int n,
+                                             int t0, int t, int len) {
+    return load4_raw<InT>(base,
+                          bc_index(batch_stride, group_stride, dstate_stride, tile, n, t0 + t),
+                          min(4, len - t), p.vec4 != 0);
+  }
+  __device__ __forceinline__ static void read_b(const SsmFwdParams& p, const Tile& tile, int n,
+                                                int t0, int t, int len, Raw& v) {
+    v = read(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, tile, n, t0, t, len);
+  }
+  __device__ __forceinline__ static void read_c(const SsmFwdParams& p, const Tile& tile, int n,
+                                                int t0, int t, int len, Raw& v) {
+    v = read(p, p.C, p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, tile, n, t0, t, len);
+  }
+  __device__ __forceinline__ static void store(const Raw& v, float* row) {
+    float f[4];
+    unpack4<InT>(v, f);
+    sts4(row, f);
+  }
+
+  __device__ __forceinline__ void load(const SsmFwdParams& p, const Tile& tile, int t0, int len) {
+#pragma unroll
+    for (int r = 0; r < kIters; ++r) {
+      int n, t;
+      if (!group(r, len, n, t)) continue;
+      if constexpr (Tr::kVarB) read_b(p, tile, n, t0, t, len, b[r]);
+      if constexpr (Tr::kVarC) read_c(p, tile, n, t0, t, len, c[r]);
+    }
+  }
+  __device__ __forceinline__ void commit(int len, float* s_b, float* s_c, int row) const {
+#pragma unroll
+    for (int r = 0; r < kIters; ++r) {
+      int n, t;
+      if (!group(r, len, n, t)) continue;
+      if constexpr (Tr::kVarB) store(b[r], s_b + n * row + t);
+      if constexpr (Tr::kVarC) store(c[r], s_c + n * row + t);
+    }
+  }
+  // Reads and stores group by group, holding one group at a time (for
+  // kernels whose registers are needed elsewhere).
+  __device__ __forceinline__ static void stream(const SsmFwdParams& p, const Tile& tile, int t0,
+                                                int len, float* s_b, float* s_c, int row) {
+    for (int i = threadIdx.x; i < kTotal; i += Tr::kThreads) {
+      const int n = i / kGroups, t = (i % kGroups) * 4;
+      if (t >= len) continue;
+      Raw v;
+      if constexpr (Tr::kVarB) {
+        read_b(p, tile, n, t0, t, len, v);
+        store(v, s_b + n * row + t);
+      }
+      if constexpr (Tr::kVarC) {
+        read_c(p, tile, n, t0, t, len, v);
+        store(v, s_c + n * row + t);
+      }
+    }
+  }
+};
+
+// The whole chunk of the staged-chunk kernels: transformed delta and u per
+// channel, and the B/C rows. Channels past the tile's end stage zeros; the
+// padding of the last group of 4 is the identity step (delta = u = B = C =
+// 0: a = 1, nothing added, nothing read out), so the recurrence always runs
+// whole groups.
+template <typename Tr>
+struct ChunkStage {
+  using InT = typename Tr::InT;
+  using Raw = typename Vec4Raw<InT>::type;
+  static constexpr int kGroups = Tr::kChunk / 4;
+  static constexpr int kTotal = Tr::kDStep * kGroups;
+  static constexpr int kIters = (kTotal + Tr::kThreads - 1) / Tr::kThreads;
+  Raw dt[kIters], u[kIters];
+  BcStage<Tr> bc;
+
+  // This thread's r-th group of 4: channel c, chunk-local timestep t, and
+  // how many of its timesteps are real (0 for channels past the tile: they
+  // read as zeros and no address is formed); false when there is none or it
+  // lies past len.
+  __device__ __forceinline__ static bool group(const Tile& tile, int r, int len, int& c, int& t,
+                                               int& valid) {
+    const int i = threadIdx.x + r * Tr::kThreads;
+    c = i / kGroups;
+    t = (i % kGroups) * 4;
+    valid = c < tile.nd ? min(4, len - t) : 0;
+    return i < kTotal && t < len;
+  }
+  __device__ __forceinline__ static void read(const SsmFwdParams& p, const Tile& tile, int c,
+                                              int t0, int t, int valid, Raw& dv, Raw& uv) {
+    const bool vec = p.vec4 != 0;
+    const int d = tile.d0 + (c < tile.nd ? c : 0);
+    dv = load4_raw<InT>(p.delta, tile.b * p.delta_batch_stride + d * p.delta_dim_stride + t0 + t,
+                        valid, vec);
+    uv = load4_raw<InT>(p.u, tile.b * p.u_batch_stride + d * p.u_dim_stride + t0 + t, valid, vec);
+  }
+  __device__ __forceinline__ static void store(const SsmFwdParams& p, const Tile& tile, int c,
+                                               int t, int valid, const Raw& dv, const Raw& uv,
+                                               float* smem, const ChunkSmemLayout& l) {
+    float df[4], uf[4];
+    unpack4<InT>(dv, df);
+    unpack4<InT>(uv, uf);
+    const float bias = Tr::kHasBias && c < tile.nd ? p.delta_bias[tile.d0 + c] : 0.0f;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) df[j] = j < valid ? transform_delta<Tr>(df[j], bias) : 0.0f;
+    sts4(smem + l.dt + c * l.row + t, df);
+    sts4(smem + l.u + c * l.row + t, uf);
+  }
+
+  __device__ __forceinline__ void load(const SsmFwdParams& p, const Tile& tile, int t0, int len) {
+#pragma unroll
+    for (int r = 0; r < kIters; ++r) {
+      int c, t, valid;
+      if (group(tile, r, len, c, t, valid)) read(p, tile, c, t0, t, valid, dt[r], u[r]);
+    }
+    if constexpr (Tr::kVarB || Tr::kVarC) bc.load(p, tile, t0, len);
+  }
+  __device__ __forceinline__ void commit(const SsmFwdParams& p, const Tile& tile, int len,
+                                         float* smem, const ChunkSmemLayout& l) const {
+#pragma unroll
+    for (int r = 0; r < kIters; ++r) {
+      int c, t, valid;
+      if (group(tile, r, len, c, t, valid)) store(p, tile, c, t, valid, dt[r], u[r], smem, l);
+    }
+    if constexpr (Tr::kVarB || Tr::kVarC) bc.commit(len, smem + l.b, smem + l.c, l.bc_row);
+  }
+  // Reads and stores group by group, holding one group at a time (a
+  // runtime loop over i: the unrolled form takes more registers).
+  __device__ __forceinline__ static void stream(const SsmFwdParams& p, const Tile& tile, int t0,
+                                                int len, float* smem, const ChunkSmemLayout& l) {
+    for (int i = threadIdx.x; i < kTotal; i += Tr::kThreads) {
+      const int c = i / kGroups, t = (i % kGroups) * 4;
+      if (t >= len) continue;
+      const int valid = c < tile.nd ? min(4, len - t) : 0;
+      Raw dv, uv;
+      read(p, tile, c, t0, t, valid, dv, uv);
+      store(p, tile, c, t, valid, dv, uv, smem, l);
+    }
+    if constexpr (Tr::kVarB || Tr::kVarC)
+      BcStage<Tr>::stream(p, tile, t0, len, smem + l.b, smem + l.c, l.bc_row);
+  }
+};
+
+// Stages a chunk in one go (kernels that stage a chunk once, or that keep
+// no reads in flight).
 template <typename Tr>
 __device__ __forceinline__ void stage_chunk(const SsmFwdParams& p, const Tile& tile, int t0,
                                             int len, float* smem, const ChunkSmemLayout& l) {
-  using InT = typename Tr::InT;
-  constexpr int kGroups = Tr::kChunk / 4;
-  const bool vec = p.vec4 != 0;
-  for (int i = threadIdx.x; i < Tr::kDStep * kGroups; i += blockDim.x) {
-    const int c = i / kGroups, t = (i % kGroups) * 4;
-    if (t >= len) continue;
-    float dt[4] = {0, 0, 0, 0}, u[4] = {0, 0, 0, 0};
-    if (c < tile.nd) {
-      const int d = tile.d0 + c;
-      const int valid = min(4, len - t);
-      load4<InT>(p.delta, tile.b * p.delta_batch_stride + d * p.delta_dim_stride + t0 + t, valid,
-                 vec, dt);
-      load4<InT>(p.u, tile.b * p.u_batch_stride + d * p.u_dim_stride + t0 + t, valid, vec, u);
-      const float bias = Tr::kHasBias ? p.delta_bias[d] : 0.0f;
-#pragma unroll
-      for (int j = 0; j < 4; ++j) dt[j] = j < valid ? transform_delta<Tr>(dt[j], bias) : 0.0f;
-    }
-    sts4(smem + l.dt + c * l.row + t, dt);
-    sts4(smem + l.u + c * l.row + t, u);
-  }
-  if constexpr (Tr::kVarB || Tr::kVarC) {
-    for (int i = threadIdx.x; i < Tr::kN * kGroups; i += blockDim.x) {
-      const int n = i / kGroups, t = (i % kGroups) * 4;
-      if (t >= len) continue;
-      const int valid = min(4, len - t);
-      float v[4];
-      if constexpr (Tr::kVarB) {
-        load4<InT>(p.B,
-                   bc_index(p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, tile, n, t0 + t),
-                   valid, vec, v);
-        sts4(smem + l.b + n * l.bc_row + t, v);
-      }
-      if constexpr (Tr::kVarC) {
-        load4<InT>(p.C,
-                   bc_index(p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, tile, n, t0 + t),
-                   valid, vec, v);
-        sts4(smem + l.c + n * l.bc_row + t, v);
-      }
-    }
-  }
+  ChunkStage<Tr>::stream(p, tile, t0, len, smem, l);
 }
 
 // Writes out (and out_z) for one channel and timestep from y = sum_n C h.

@@ -27,7 +27,8 @@ struct FwdTraits {
   static constexpr int kChunk = kChunk_;  // timesteps staged per chunk
   static constexpr int kDStep = kDStep_;  // channels per block
   static constexpr int kThreads = kThreads_;
-  static constexpr int kItems = kItems_;    // timesteps per thread (scan algorithms)
+  static constexpr int kItems = kItems_;    // timesteps per thread (scan algorithms);
+                                            // sequential: chunks in flight (1 or 2)
   static constexpr int kNSplit = kNSplit_;  // threads sharing one channel's states
   static constexpr ExpKind kExp = kExp_;
   static constexpr int kPolyShare = kPolyShare_;

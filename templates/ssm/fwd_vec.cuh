@@ -37,30 +37,57 @@ __device__ __forceinline__ unsigned pack2(float a, float b, __nv_bfloat16) {
   return *reinterpret_cast<const unsigned*>(&h);
 }
 
-// v[j] = row[j] for j < valid, else 0. `vec`: the row pointer is aligned to
-// 4 elements (the kernel's params say so for every row it reads this way).
+// The raw bits of row[0..4) (elements at or past `valid` read as 0): one
+// vector load when `vec` says the row pointer is aligned to 4 elements (the
+// kernel's params say so for every row it reads this way), else element by
+// element. Held raw, a load in flight costs half the registers for halves.
+template <typename InT>
+__device__ __forceinline__ typename Vec4Raw<InT>::type load4_raw(const void* base, long long index,
+                                                                 int valid, bool vec) {
+  using Raw = typename Vec4Raw<InT>::type;
+  const InT* ptr = static_cast<const InT*>(base) + index;
+  if (vec && valid >= 4) return __ldg(reinterpret_cast<const Raw*>(ptr));
+  if constexpr (sizeof(InT) == 4) {
+    Raw raw;
+    raw.x = valid > 0 ? ptr[0] : 0.0f;
+    raw.y = valid > 1 ? ptr[1] : 0.0f;
+    raw.z = valid > 2 ? ptr[2] : 0.0f;
+    raw.w = valid > 3 ? ptr[3] : 0.0f;
+    return raw;
+  } else {
+    unsigned short e[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      e[j] = j < valid ? *reinterpret_cast<const unsigned short*>(ptr + j) : 0;  // +0.0
+    Raw raw;
+    raw.x = e[0] | (static_cast<unsigned>(e[1]) << 16);
+    raw.y = e[2] | (static_cast<unsigned>(e[3]) << 16);
+    return raw;
+  }
+}
+
+// The four floats of a raw vector.
+template <typename InT>
+__device__ __forceinline__ void unpack4(const typename Vec4Raw<InT>::type& raw, float (&v)[4]) {
+  if constexpr (sizeof(InT) == 4) {
+    v[0] = raw.x;
+    v[1] = raw.y;
+    v[2] = raw.z;
+    v[3] = raw.w;
+  } else {
+    const float2 lo = unpack2(raw.x, InT{}), hi = unpack2(raw.y, InT{});
+    v[0] = lo.x;
+    v[1] = lo.y;
+    v[2] = hi.x;
+    v[3] = hi.y;
+  }
+}
+
+// v[j] = row[j] for j < valid, else 0.
 template <typename InT>
 __device__ __forceinline__ void load4(const void* base, long long index, int valid, bool vec,
                                       float (&v)[4]) {
-  const InT* ptr = static_cast<const InT*>(base) + index;
-  if (vec && valid >= 4) {
-    const auto raw = __ldg(reinterpret_cast<const typename Vec4Raw<InT>::type*>(ptr));
-    if constexpr (sizeof(InT) == 4) {
-      v[0] = raw.x;
-      v[1] = raw.y;
-      v[2] = raw.z;
-      v[3] = raw.w;
-    } else {
-      const float2 lo = unpack2(raw.x, InT{}), hi = unpack2(raw.y, InT{});
-      v[0] = lo.x;
-      v[1] = lo.y;
-      v[2] = hi.x;
-      v[3] = hi.y;
-    }
-    return;
-  }
-#pragma unroll
-  for (int j = 0; j < 4; ++j) v[j] = j < valid ? to_float(ptr[j]) : 0.0f;
+  unpack4<InT>(load4_raw<InT>(base, index, valid, vec), v);
 }
 
 // row[j] = v[j] for j < valid.

@@ -114,7 +114,7 @@ TEST_CASE("traits expressions carry every flag", "[tuner]") {
   p.variable_c = false;
   const auto e = traits_expression(p, default_config(p, ScanAlgo::kWarpScan));
   CHECK(e ==
-        "ssmtune_kernels::FwdTraits<__nv_bfloat16, float, 16, 256, 4, 128, 8, 1, "
+        "ssmtune_kernels::FwdTraits<__nv_bfloat16, float, 16, 256, 8, 256, 8, 1, "
         "ssmtune_kernels::ExpKind::kFast, 0, true, false, false, true, false, false, false, "
         "false>");
 }
