@@ -86,16 +86,27 @@ KernelConfig default_config(const Problem& p, ScanAlgo algo, AccType acc, size_t
 
 DefaultChoice heuristic_default(const Problem& p, int sm_count, size_t max_shared_bytes) {
   const int64_t chains = p.batch * p.dim;
-  // With at least ~4 channels of 64-thread blocks per SM resident, the
-  // sequential scan has no combine overhead and enough parallelism.
-  if (chains >= int64_t{sm_count} * 256) {
-    return {default_config(p, ScanAlgo::kSequential, AccType::kF32, max_shared_bytes),
-            "sequential: batch x dim = " + std::to_string(chains) +
-                " channels fill the GPU without splitting the sequence"};
+  KernelConfig c = default_config(p, ScanAlgo::kSequential, AccType::kF32, max_shared_bytes);
+  // With at least 16 warps per SM of (channel, split) threads, the
+  // sequential scan has no combine overhead and enough parallelism
+  // ((8, 1536, 2048, 16): 23 warps per SM on the H200; (1, 2048, 65536, 16)
+  // would have 3.9).
+  if (chains * c.n_split >= int64_t{sm_count} * 512) {
+    // Reads in flight cost registers, hence resident blocks: worth it only
+    // while the grid leaves room on each SM (on the H200 at dstate 16: 1.2x
+    // faster at 2.9 blocks per SM, 1.08x slower at 4.8).
+    const int64_t blocks = p.batch * p.groups * ((p.dim_per_group() + c.d_step - 1) / c.d_step);
+    const bool crowded = blocks >= int64_t{sm_count} * 4;
+    if (crowded) c.items = 1;
+    return {c, "sequential: batch x dim = " + std::to_string(chains) +
+                   " channels fill the GPU without splitting the sequence; " +
+                   std::to_string(blocks) + " blocks, " +
+                   (crowded ? "no reads in flight (registers for resident blocks)"
+                            : "the next chunk's reads in flight")};
   }
   // Few chains: time-parallel inside a warp, one exp per element. (The
   // look-back splits the sequence across blocks but computes each exp twice;
-  // at (1, 2048, 65536, 16) bf16 on the H200 it took 3.08 ms to warpscan's 2.60.)
+  // at (1, 2048, 65536, 16) bf16 on the H200 it took 3.08 ms to warpscan's 2.47.)
   return {default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes),
           "warpscan: only " + std::to_string(chains) +
               " channels; time-parallel inside a warp, each channel's chunk on 32 lanes"};

@@ -63,21 +63,13 @@ struct BcStage {
     t = (i % kGroups) * 4;
     return i < kTotal && t < len;
   }
-  __device__ __forceinline__ static Raw read(const SsmFwdParams& p, const void* base,
-                                             long long batch_stride, long long group_stride,
-                                             long long dstate_stride, const Tile& tile, int n,
-                                             int t0, int t, int len) {
-    return load4_raw<InT>(base,
-                          bc_index(batch_stride, group_stride, dstate_stride, tile, n, t0 + t),
-                          min(4, len - t), p.vec4 != 0);
+  __device__ __forceinline__ static long long index_b(const SsmFwdParams& p, const Tile& tile,
+                                                      int n, int t) {
+    return bc_index(p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, tile, n, t);
   }
-  __device__ __forceinline__ static void read_b(const SsmFwdParams& p, const Tile& tile, int n,
-                                                int t0, int t, int len, Raw& v) {
-    v = read(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, tile, n, t0, t, len);
-  }
-  __device__ __forceinline__ static void read_c(const SsmFwdParams& p, const Tile& tile, int n,
-                                                int t0, int t, int len, Raw& v) {
-    v = read(p, p.C, p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, tile, n, t0, t, len);
+  __device__ __forceinline__ static long long index_c(const SsmFwdParams& p, const Tile& tile,
+                                                      int n, int t) {
+    return bc_index(p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, tile, n, t);
   }
   __device__ __forceinline__ static void store(const Raw& v, float* row) {
     float f[4];
@@ -90,8 +82,11 @@ struct BcStage {
     for (int r = 0; r < kIters; ++r) {
       int n, t;
       if (!group(r, len, n, t)) continue;
-      if constexpr (Tr::kVarB) read_b(p, tile, n, t0, t, len, b[r]);
-      if constexpr (Tr::kVarC) read_c(p, tile, n, t0, t, len, c[r]);
+      const int valid = min(4, len - t);
+      if constexpr (Tr::kVarB)
+        b[r] = load4_raw<InT>(p.B, index_b(p, tile, n, t0 + t), valid, p.vec4 != 0);
+      if constexpr (Tr::kVarC)
+        c[r] = load4_raw<InT>(p.C, index_c(p, tile, n, t0 + t), valid, p.vec4 != 0);
     }
   }
   __device__ __forceinline__ void commit(int len, float* s_b, float* s_c, int row) const {
@@ -104,20 +99,23 @@ struct BcStage {
     }
   }
   // Reads and stores group by group, holding one group at a time (for
-  // kernels whose registers are needed elsewhere).
+  // kernels whose registers are needed elsewhere). The loop strides by
+  // blockDim.x, not kThreads, so it stays rolled: unrolled, its reads
+  // batch up and take registers.
   __device__ __forceinline__ static void stream(const SsmFwdParams& p, const Tile& tile, int t0,
                                                 int len, float* s_b, float* s_c, int row) {
-    for (int i = threadIdx.x; i < kTotal; i += Tr::kThreads) {
+    for (int i = threadIdx.x; i < kTotal; i += blockDim.x) {
       const int n = i / kGroups, t = (i % kGroups) * 4;
       if (t >= len) continue;
-      Raw v;
+      const int valid = min(4, len - t);
+      float v[4];
       if constexpr (Tr::kVarB) {
-        read_b(p, tile, n, t0, t, len, v);
-        store(v, s_b + n * row + t);
+        load4<InT>(p.B, index_b(p, tile, n, t0 + t), valid, p.vec4 != 0, v);
+        sts4(s_b + n * row + t, v);
       }
       if constexpr (Tr::kVarC) {
-        read_c(p, tile, n, t0, t, len, v);
-        store(v, s_c + n * row + t);
+        load4<InT>(p.C, index_c(p, tile, n, t0 + t), valid, p.vec4 != 0, v);
+        sts4(s_c + n * row + t, v);
       }
     }
   }
@@ -164,6 +162,12 @@ struct ChunkStage {
     float df[4], uf[4];
     unpack4<InT>(dv, df);
     unpack4<InT>(uv, uf);
+    put(p, tile, c, t, valid, df, uf, smem, l);
+  }
+  // Transforms delta and stores the group.
+  __device__ __forceinline__ static void put(const SsmFwdParams& p, const Tile& tile, int c, int t,
+                                             int valid, float (&df)[4], const float (&uf)[4],
+                                             float* smem, const ChunkSmemLayout& l) {
     const float bias = Tr::kHasBias && c < tile.nd ? p.delta_bias[tile.d0 + c] : 0.0f;
 #pragma unroll
     for (int j = 0; j < 4; ++j) df[j] = j < valid ? transform_delta<Tr>(df[j], bias) : 0.0f;
@@ -188,17 +192,21 @@ struct ChunkStage {
     }
     if constexpr (Tr::kVarB || Tr::kVarC) bc.commit(len, smem + l.b, smem + l.c, l.bc_row);
   }
-  // Reads and stores group by group, holding one group at a time (a
-  // runtime loop over i: the unrolled form takes more registers).
+  // Reads and stores group by group, holding one group at a time (rolled,
+  // as BcStage::stream).
   __device__ __forceinline__ static void stream(const SsmFwdParams& p, const Tile& tile, int t0,
                                                 int len, float* smem, const ChunkSmemLayout& l) {
-    for (int i = threadIdx.x; i < kTotal; i += Tr::kThreads) {
+    for (int i = threadIdx.x; i < kTotal; i += blockDim.x) {
       const int c = i / kGroups, t = (i % kGroups) * 4;
       if (t >= len) continue;
       const int valid = c < tile.nd ? min(4, len - t) : 0;
-      Raw dv, uv;
-      read(p, tile, c, t0, t, valid, dv, uv);
-      store(p, tile, c, t, valid, dv, uv, smem, l);
+      const int d = tile.d0 + (c < tile.nd ? c : 0);
+      float df[4], uf[4];
+      load4<InT>(p.delta, tile.b * p.delta_batch_stride + d * p.delta_dim_stride + t0 + t, valid,
+                 p.vec4 != 0, df);
+      load4<InT>(p.u, tile.b * p.u_batch_stride + d * p.u_dim_stride + t0 + t, valid, p.vec4 != 0,
+                 uf);
+      put(p, tile, c, t, valid, df, uf, smem, l);
     }
     if constexpr (Tr::kVarB || Tr::kVarC)
       BcStage<Tr>::stream(p, tile, t0, len, smem + l.b, smem + l.c, l.bc_row);

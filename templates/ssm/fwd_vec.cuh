@@ -83,11 +83,19 @@ __device__ __forceinline__ void unpack4(const typename Vec4Raw<InT>::type& raw, 
   }
 }
 
-// v[j] = row[j] for j < valid, else 0.
+// v[j] = row[j] for j < valid, else 0: load4_raw, then unpack4, except that
+// the element-wise path converts each element as it comes (two registers
+// fewer in the kernels that stream their staging).
 template <typename InT>
 __device__ __forceinline__ void load4(const void* base, long long index, int valid, bool vec,
                                       float (&v)[4]) {
-  unpack4<InT>(load4_raw<InT>(base, index, valid, vec), v);
+  if (vec && valid >= 4) {
+    unpack4<InT>(load4_raw<InT>(base, index, valid, vec), v);
+    return;
+  }
+  const InT* ptr = static_cast<const InT*>(base) + index;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) v[j] = j < valid ? to_float(ptr[j]) : 0.0f;
 }
 
 // row[j] = v[j] for j < valid.
