@@ -63,8 +63,10 @@ Result<std::vector<jit::Instantiation>> family_instantiations(const CompileArgs&
                                   "' (known: linear_recurrence, fwd)");
 }
 
-// Writes program NAME's cubin to DIR/NAME.cubin (for cuobjdump / nvdisasm).
-Status write_cubin(const std::string& dir, const std::string& name, const std::string& cubin) {
+// Writes program NAME's cubin to DIR/NAME.cubin, less NAME's ".cu" (for
+// cuobjdump / nvdisasm).
+Status write_cubin(const std::string& dir, std::string name, const std::string& cubin) {
+  if (name.size() > 3 && name.compare(name.size() - 3, 3, ".cu") == 0) name.resize(name.size() - 3);
   const std::string path = dir + "/" + name + ".cubin";
   std::ofstream f(path, std::ios::binary);
   f.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
@@ -139,8 +141,9 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--config", a->configs,
                   "fwd: compile these config keys (as `ssmtune db show` prints them) instead of "
                   "every algorithm's default");
-  cmd->add_option("--cubin-dir", a->cubin_dir,
-                  "write each program's cubin to DIR/PROGRAM.cubin (an existing folder)");
+  cmd->add_option(
+      "--cubin-dir", a->cubin_dir,
+      "write each program's cubin to DIR/PROGRAM.cubin (an existing folder), e.g. fwd_0.cubin");
   cmd->add_option("--format", a->format, "table, json or csv")->capture_default_str();
   add_problem_options(cmd, a->problem);
   cmd->callback([a] { run(*a); });

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cache/db_fixtures.h"
 #include "jit/driver.h"
 #include "support/run_command.h"
 
@@ -77,6 +78,41 @@ TEST_CASE("ssmtune compile --family fwd compiles every algorithm for a problem",
   auto bad = run_command(kBin + " compile --family fwd --dstate 0");
   CHECK(bad.exit_code == 2);
   CHECK(bad.out.find("dstate") != std::string::npos);
+}
+
+TEST_CASE("ssmtune compile --config compiles one config and writes its cubin", "[cli]") {
+  testing::TempDir dir;
+  const std::string key = "sequential.K64.D32.fp32.t256.i2.s8.fast";
+  auto r = run_command(kBin + " compile --family fwd --dtype bf16 --format json --config " + key +
+                           " --cubin-dir " + dir.path(),
+                       false);
+  REQUIRE(r.exit_code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.size() == 1);
+  const std::string inst = j[0]["instantiation"].get<std::string>();
+  CHECK(inst.find("ssm_fwd_sequential<") != std::string::npos);
+  CHECK(inst.find("__nv_bfloat16, float, 16, 64, 32, 256, 2, 8,") != std::string::npos);
+  CHECK(j[0]["registers"].get<int>() > 0);
+  const std::string cubin = testing::read_file(dir.file("fwd_0.cubin"));
+  REQUIRE(cubin.size() > 4);
+  CHECK(cubin.compare(0, 4,
+                      "\x7f"
+                      "ELF") == 0);
+
+  auto bad = run_command(kBin + " compile --family fwd --config sequential.K64");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.out.find("bad kernel config key") != std::string::npos);
+  auto illegal = run_command(kBin + " compile --family fwd --config " +
+                             std::string("sequential.K64.D32.fp32.t256.i3.s8.fast"));
+  CHECK(illegal.exit_code == 2);
+  CHECK(illegal.out.find("chunks in flight") != std::string::npos);
+  auto family = run_command(kBin + " compile --config " + key);
+  CHECK(family.exit_code == 2);
+  CHECK(family.out.find("fwd family only") != std::string::npos);
+  auto nodir = run_command(kBin + " compile --family fwd --config " + key + " --cubin-dir " +
+                           dir.file("missing"));
+  CHECK(nodir.exit_code != 0);
+  CHECK(nodir.out.find("cannot write") != std::string::npos);
 }
 
 TEST_CASE("ssmtune compile rejects bad input", "[cli]") {
