@@ -12,6 +12,7 @@
 #include "jit/compiler.h"
 #include "jit/stream.h"
 #include "support/gpu_helpers.h"
+#include "support/problems.h"
 #include "tuner/accuracy.h"
 #include "tuner/device_problem.h"
 #include "tuner/fwd_runner.h"
@@ -31,14 +32,7 @@ struct Case {
 };
 
 Problem make(int64_t b, int64_t d, int64_t l, int64_t n, int64_t g, DType t) {
-  Problem p;
-  p.batch = b;
-  p.dim = d;
-  p.seqlen = l;
-  p.dstate = n;
-  p.groups = g;
-  p.dtype = t;
-  return p;
+  return testing::shape(b, d, l, n, t, g);
 }
 
 std::vector<Case> cases() {

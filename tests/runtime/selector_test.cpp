@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "cache/db_fixtures.h"
+#include "support/problems.h"
 #include "tuner/fwd_plan.h"
 #include "tuner/heuristics.h"
 
@@ -24,15 +25,7 @@ jit::DeviceInfo device() {
   return d;
 }
 
-Problem shape(int64_t b, int64_t d, int64_t l, int64_t n, DType t = DType::kF32) {
-  Problem p;
-  p.batch = b;
-  p.dim = d;
-  p.seqlen = l;
-  p.dstate = n;
-  p.dtype = t;
-  return p;
-}
+using testing::shape;
 
 const cache::Versions kNow{13000, "13.0", "templates-now"};
 

@@ -2,19 +2,15 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/problems.h"
 #include "tuner/fwd_plan.h"
 
 namespace ssmtune {
 namespace {
 
+// bf16 unless said otherwise: the dtype of the large benchmark shapes.
 Problem shape(int64_t b, int64_t d, int64_t l, int64_t n, DType dt = DType::kBF16) {
-  Problem p;
-  p.batch = b;
-  p.dim = d;
-  p.seqlen = l;
-  p.dstate = n;
-  p.dtype = dt;
-  return p;
+  return testing::shape(b, d, l, n, dt);
 }
 
 constexpr int kSms = 132;
