@@ -4,6 +4,7 @@
 // hang is recorded and the run goes on.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -146,6 +147,9 @@ cache::Measurement Tuner::base_measurement(const Problem& p, const KernelConfig&
 }
 
 void Tuner::progress(const Problem& p) {
+  // Halving's count is an estimate (rungs re-measure survivors): never show
+  // more done than planned.
+  planned_ = std::max(planned_, done_);
   const double el = now_s() - start_;
   const double eta = done_ > 0 ? el / done_ * std::max(0, planned_ - done_) : 0;
   std::fprintf(stderr, "\r[tune %s] %d/%d  best %s %.4f ms  elapsed %.0f s  ETA %.0f s   ",
