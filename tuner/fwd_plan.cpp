@@ -38,8 +38,22 @@ bool chunk_algo(ScanAlgo a) {
   return a == ScanAlgo::kSequential || a == ScanAlgo::kMultiPass || a == ScanAlgo::kLookback;
 }
 
+// Whether the pipelined kernel converts its rows on the way (halves, or a
+// delta transform) rather than copying fp32 rows straight into its stages.
+bool pipe_converts(const Problem& p) {
+  return p.dtype != DType::kF32 || p.has_delta_bias || p.delta_softplus;
+}
+
 size_t shared_bytes(const Problem& p, const KernelConfig& c) {
   const int acc_bytes = c.acc == AccType::kF64 ? 8 : 4;
+  const int n = static_cast<int>(p.dstate);
+  if (c.algo == ScanAlgo::kPipelined)
+    return static_cast<size_t>(
+        ssmtune_kernels::pipe_smem_layout(n, c.chunk, c.d_step, p.variable_b, p.variable_c, c.items,
+                                          static_cast<int>(dtype_bytes(p.dtype)), pipe_converts(p))
+            .bytes);
+  if (c.algo == ScanAlgo::kSegmented)
+    return static_cast<size_t>(ssmtune_kernels::seg_smem_bytes(n, c.d_step, c.items, acc_bytes));
   if (chunk_algo(c.algo)) {
     const auto l = ssmtune_kernels::chunk_smem_layout(static_cast<int>(p.dstate), c.chunk, c.d_step,
                                                       p.variable_b, p.variable_c);
@@ -84,6 +98,29 @@ Status check_config(const Problem& p, const KernelConfig& c, size_t max_shared_b
                        ? "sequential: items (chunks in flight) must be 1 or 2"
                        : "items must be 1 (one chunk per block)");
       break;
+    case ScanAlgo::kPipelined: {
+      if (!is_pow2(c.n_split) || c.n_split > 32) return bad("n_split must be a power of 2 <= 32");
+      if (c.n_split > p.dstate) return bad("n_split exceeds dstate");
+      if (c.threads != c.d_step * c.n_split) return bad("threads must equal d_step * n_split");
+      if (c.threads + 32 > 1024) return bad("pipelined: threads + the producer warp exceed 1024");
+      const int piece = 16 / static_cast<int>(dtype_bytes(p.dtype));
+      if (c.chunk % piece != 0)
+        return bad("pipelined: chunk must be a multiple of " + std::to_string(piece) +
+                   " (16-byte copies)");
+      if (c.items < 2 || c.items > 4) return bad("pipelined: items (stages) must be 2, 3 or 4");
+      break;
+    }
+    case ScanAlgo::kSegmented: {
+      if (!is_pow2(c.n_split) || c.n_split > 32) return bad("n_split must be a power of 2 <= 32");
+      if (c.n_split > p.dstate) return bad("n_split exceeds dstate");
+      const int team = c.d_step * c.n_split;
+      if (!is_pow2(team)) return bad("segmented: d_step * n_split must be a power of 2");
+      if (c.threads != team * c.items)
+        return bad("segmented: threads must equal d_step * n_split * items (segments)");
+      if (c.chunk % c.items != 0 || (c.chunk / c.items) % 4 != 0)
+        return bad("segmented: chunk / items (segment length) must be a multiple of 4");
+      break;
+    }
     case ScanAlgo::kWarpScan:
       if (c.n_split != 1) return bad("warpscan takes n_split 1");
       if (c.threads != 32 * c.d_step) return bad("warpscan: threads must be 32 * d_step");
@@ -146,6 +183,15 @@ Result<FwdPlan> plan_fwd(const Problem& p, const KernelConfig& c, size_t max_sha
       break;
     case ScanAlgo::kWarpScan:
       plan.launches.push_back({add("ssm_fwd_warpscan"), {tiles, batch}, block, smem});
+      break;
+    case ScanAlgo::kPipelined:  // the compute warps, then the producer warp
+      plan.launches.push_back({add("ssm_fwd_pipelined"),
+                               {tiles, batch},
+                               jit::Dim3{static_cast<unsigned>(c.threads + 32)},
+                               smem});
+      break;
+    case ScanAlgo::kSegmented:
+      plan.launches.push_back({add("ssm_fwd_segmented"), {tiles, batch}, block, smem});
       break;
     case ScanAlgo::kBlelloch:
       plan.launches.push_back({add("ssm_fwd_blelloch"), {tiles, batch}, block, smem});

@@ -64,6 +64,17 @@ ssmtune_kernels::SsmFwdParams make_params(const Problem& p, const FwdTensors& t)
   if (p.variable_c) vec4 = vec4 && rows_vec4(t.C, 3);
   if (p.has_z) vec4 = vec4 && rows_vec4(t.z, 2) && rows_vec4(t.out_z, 2);
   k.vec4 = vec4 ? 1 : 0;
+  // 16-byte rows (the pipelined kernel's copies): the inputs it copies.
+  auto rows_16b = [es](const TensorArg& a, int strides) {
+    if (reinterpret_cast<uintptr_t>(a.data) % 16 != 0) return false;
+    for (int i = 0; i < strides; ++i)
+      if (static_cast<uintptr_t>(a.stride[i]) * es % 16 != 0) return false;
+    return true;
+  };
+  bool align16 = rows_16b(t.u, 2) && rows_16b(t.delta, 2);
+  if (p.variable_b) align16 = align16 && rows_16b(t.B, 3);
+  if (p.variable_c) align16 = align16 && rows_16b(t.C, 3);
+  k.align16 = align16 ? 1 : 0;
   if (p.return_last_state) {
     k.last_state = static_cast<float*>(const_cast<void*>(t.last_state.data));
     k.last_state_batch_stride = t.last_state.stride[0];

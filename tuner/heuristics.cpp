@@ -36,6 +36,29 @@ KernelConfig default_config(const Problem& p, ScanAlgo algo, AccType acc, size_t
       c.chunk = 64;
       c.items = 2;
       break;
+    case ScanAlgo::kPipelined:
+      // Four states per thread (a 2-level y reduction at dstate 16, half the
+      // sequential default's lanes per channel: fewer instructions per
+      // state update; the compute warps do not wait on memory, so fewer
+      // warps suffice); 128 compute threads; 32-step chunks in a ring of 3
+      // stages keep a block's shared memory near 42-54 KB (4-5 blocks per
+      // SM on the H200 at dstate 16).
+      c.n_split = std::clamp(pow2_floor(std::max<int64_t>(1, p.dstate / 4)), 1, 16);
+      c.d_step = std::min(64, 128 / c.n_split);
+      c.threads = c.d_step * c.n_split;
+      c.chunk = 32;
+      c.items = 3;
+      break;
+    case ScanAlgo::kSegmented:
+      // About 4 states per thread (8 at dstate 256) and 16 threads per
+      // segment; 16 segments of 64 steps: 256 threads per block, each chain
+      // on 16 threads.
+      c.n_split = std::clamp(pow2_floor(std::max<int64_t>(1, p.dstate / 4)), 1, 32);
+      c.d_step = std::max(1, 16 / c.n_split);
+      c.items = 16;
+      c.chunk = 64 * c.items;
+      c.threads = c.d_step * c.n_split * c.items;
+      break;
     case ScanAlgo::kMultiPass:
     case ScanAlgo::kLookback:
       // At most 8 states per thread keeps h and A in registers at any dstate;
@@ -77,7 +100,7 @@ KernelConfig default_config(const Problem& p, ScanAlgo algo, AccType acc, size_t
       break;
   }
   if (algo == ScanAlgo::kSequential || algo == ScanAlgo::kMultiPass ||
-      algo == ScanAlgo::kLookback) {
+      algo == ScanAlgo::kLookback || algo == ScanAlgo::kPipelined) {
     while (max_shared_bytes != 0 && c.chunk > 16 && !check_config(p, c, max_shared_bytes))
       c.chunk /= 2;
   }

@@ -48,6 +48,10 @@ const char* to_string(ScanAlgo a) {
       return "multipass";
     case ScanAlgo::kLookback:
       return "lookback";
+    case ScanAlgo::kPipelined:
+      return "pipelined";
+    case ScanAlgo::kSegmented:
+      return "segmented";
   }
   return "?";
 }
@@ -56,8 +60,8 @@ Result<ScanAlgo> parse_scan_algo(const std::string& s) {
   for (ScanAlgo a : kAllScanAlgos)
     if (s == to_string(a)) return a;
   return Status::invalid_argument("unknown scan algorithm '" + s +
-                                  "' (expected sequential, warpscan, blelloch, multipass or "
-                                  "lookback)");
+                                  "' (expected sequential, warpscan, blelloch, multipass, "
+                                  "lookback, pipelined or segmented)");
 }
 
 const char* to_string(AccType a) { return a == AccType::kF32 ? "fp32" : "fp64"; }

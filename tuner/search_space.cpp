@@ -10,6 +10,12 @@
 
 namespace ssmtune {
 
+namespace {
+// Segmented is for problems with fewer channels than this per SM: with more,
+// the sequential layouts fill the GPU at one exp per state update.
+constexpr int kSegmentedMaxChainsPerSm = 64;
+}  // namespace
+
 std::vector<SpaceEntry> search_space(const Problem& p, const jit::DeviceInfo& device,
                                      const SpaceOptions& o) {
   std::vector<KernelConfig> raw;
@@ -69,6 +75,47 @@ std::vector<SpaceEntry> search_space(const Problem& p, const jit::DeviceInfo& de
           }
     fp64_anchor(a);
   }
+  // Pipelined: the sequential layouts with 2 to 8 lanes per channel,
+  // 32- or 64-step chunks, double or triple buffered.
+  for (int n_split : {2, 4, 8})
+    for (int threads : {64, 128, 256})
+      for (int chunk : {32, 64})
+        for (int stages : {2, 3}) {
+          KernelConfig c;
+          c.algo = ScanAlgo::kPipelined;
+          c.n_split = n_split;
+          c.threads = threads;
+          c.d_step = threads / n_split;
+          c.chunk = chunk;
+          c.items = stages;
+          if (stages == 3) {
+            fp32_only(c);
+          } else {
+            c.acc = AccType::kF32;
+            c.exp_mode = ExpMode::kFast;
+            raw.push_back(c);
+          }
+        }
+  fp64_anchor(ScanAlgo::kPipelined);
+  // Segmented: 8 to 32 threads per segment, 8 to 32 segments of 32 to 128
+  // steps, 128 to 512 threads per block.
+  for (int n_split : {1, 2, 4})
+    for (int d_step : {4, 8, 16})
+      for (int segments : {8, 16, 32})
+        for (int seg_len : {32, 64, 128}) {
+          KernelConfig c;
+          c.algo = ScanAlgo::kSegmented;
+          c.n_split = n_split;
+          c.d_step = d_step;
+          c.items = segments;
+          c.chunk = segments * seg_len;
+          c.threads = d_step * n_split * segments;
+          if (c.threads < 128 || c.threads > 512) continue;
+          c.acc = AccType::kF32;
+          c.exp_mode = ExpMode::kFast;
+          raw.push_back(c);
+        }
+  fp64_anchor(ScanAlgo::kSegmented);
   for (int d_step : {2, 4, 8})
     for (int items : {2, 4, 8, 16}) {
       KernelConfig c;
@@ -105,6 +152,12 @@ std::vector<SpaceEntry> search_space(const Problem& p, const jit::DeviceInfo& de
       e.pruned = true;
       e.reason = "d_step " + std::to_string(c.d_step) + " exceeds the channels per group (" +
                  std::to_string(p.dim_per_group()) + "): idle threads";
+    } else if (c.algo == ScanAlgo::kSegmented &&
+               p.batch * p.dim >= int64_t{kSegmentedMaxChainsPerSm} * device.sm_count) {
+      e.pruned = true;
+      e.reason = std::to_string(p.batch * p.dim) +
+                 " channels fill the GPU without cutting the sequence (segmented computes "
+                 "every exp twice)";
     } else if (c.algo != ScanAlgo::kWarpScan && c.algo != ScanAlgo::kBlelloch &&
                c.chunk > 2 * p.seqlen && c.chunk > 32) {
       e.pruned = true;
@@ -159,9 +212,11 @@ std::string prune_by_resources(const KernelConfig& c, const std::vector<jit::Ker
       return "spills " + std::to_string(r.spill_store_bytes) + " B stores / " +
              std::to_string(r.spill_load_bytes) + " B loads (" + r.to_string() + ")";
     if (r.registers <= 0) continue;
-    // Scan kernels of the multipass family launch with 256 threads; the rest with c.threads.
-    const int threads =
-        k.name_expression.find("multipass_scan") != std::string::npos ? 256 : c.threads;
+    // Scan kernels of the multipass family launch with 256 threads; the
+    // pipelined kernel adds its producer warp; the rest launch c.threads.
+    const int threads = k.name_expression.find("multipass_scan") != std::string::npos ? 256
+                        : c.algo == ScanAlgo::kPipelined ? c.threads + 32
+                                                         : c.threads;
     const int regs_per_block = r.registers * threads;
     const int blocks = device.registers_per_sm / std::max(1, regs_per_block);
     const int warps = blocks * threads / 32;

@@ -5,6 +5,8 @@
 #include "ssm/fwd_blelloch.cuh"
 #include "ssm/fwd_lookback.cuh"
 #include "ssm/fwd_multipass.cuh"
+#include "ssm/fwd_pipelined.cuh"
 #include "ssm/fwd_reference.cuh"
+#include "ssm/fwd_segmented.cuh"
 #include "ssm/fwd_sequential.cuh"
 #include "ssm/fwd_warpscan.cuh"

@@ -57,6 +57,9 @@ struct SsmFwdParams {
   // z, out and out_z starts on a multiple of 4 elements (base address and
   // strides), so 4 consecutive timesteps load and store as one vector.
   int vec4;
+  // 1 when every row of u, delta and variable B/C starts on a 16-byte
+  // boundary (base address and strides), so rows copy in 16-byte pieces.
+  int align16;
 };
 
 }  // namespace ssmtune_kernels
@@ -93,6 +96,38 @@ SSMTUNE_HD constexpr ChunkSmemLayout chunk_smem_layout(int dstate, int chunk, in
   l.c = l.b + (var_b ? dstate * l.bc_row : 0);
   l.floats = l.c + (var_c ? dstate * l.bc_row : 0);
   return l;
+}
+
+// Shared memory of the pipelined kernel, in bytes: `stages` chunk layouts
+// (float rows, as above) in a ring, then, when the inputs need converting
+// (halves, or a delta transform), two landing slots that receive a chunk's
+// raw rows as they are in memory: dt and u per channel, then B and C per
+// state, `chunk` elements each, unpadded.
+struct PipeSmemLayout {
+  int stage_floats;  // one stage
+  int land_offset;   // bytes from the start; 0 when nothing lands raw
+  int land_bytes;    // one landing slot
+  int bytes;         // total
+};
+
+SSMTUNE_HD constexpr PipeSmemLayout pipe_smem_layout(int dstate, int chunk, int d_step, bool var_b,
+                                                     bool var_c, int stages, int in_bytes,
+                                                     bool convert) {
+  PipeSmemLayout l{};
+  l.stage_floats = chunk_smem_layout(dstate, chunk, d_step, var_b, var_c).floats;
+  l.land_offset = 4 * stages * l.stage_floats;
+  const int rows = 2 * d_step + (var_b ? dstate : 0) + (var_c ? dstate : 0);
+  l.land_bytes = convert ? rows * chunk * in_bytes : 0;
+  l.bytes = l.land_offset + 2 * l.land_bytes;
+  if (!convert) l.land_offset = 0;
+  return l;
+}
+
+// Shared memory of the segmented kernel, in bytes: per (segment, channel,
+// state) the segment's decay and end state, and the carried state per
+// (channel, state).
+SSMTUNE_HD constexpr int seg_smem_bytes(int dstate, int d_step, int segments, int acc_bytes) {
+  return acc_bytes * d_step * dstate * (2 * segments + 1);
 }
 
 // Shared memory of the scan kernels (warpscan, blelloch), in bytes: staged

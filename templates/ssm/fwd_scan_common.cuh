@@ -104,7 +104,7 @@ __device__ __forceinline__ void write_items(const SsmFwdParams& p, int b, int d,
 template <typename Tr>
 __device__ __forceinline__ void stage_bc(const SsmFwdParams& p, const Tile& tile, int t0, int len,
                                          float* s_b, float* s_c) {
-  BcStage<Tr>::stream(p, tile, t0, len, s_b, s_c, Tr::kChunk);
+  BcStage<Tr>::stream(p, tile, t0, len, s_b, s_c, Tr::kChunk, threadIdx.x, blockDim.x);
 }
 
 // One thread's kItems B (or C) values of state n from chunk-local timestep

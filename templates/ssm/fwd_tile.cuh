@@ -99,12 +99,13 @@ struct BcStage {
     }
   }
   // Reads and stores group by group, holding one group at a time (for
-  // kernels whose registers are needed elsewhere). The loop strides by
-  // blockDim.x, not kThreads, so it stays rolled: unrolled, its reads
-  // batch up and take registers.
+  // kernels whose registers are needed elsewhere), as thread `tid` of
+  // `nthreads`. Block-wide callers pass blockDim.x, not kThreads, so the
+  // loop stays rolled: unrolled, its reads batch up and take registers.
   __device__ __forceinline__ static void stream(const SsmFwdParams& p, const Tile& tile, int t0,
-                                                int len, float* s_b, float* s_c, int row) {
-    for (int i = threadIdx.x; i < kTotal; i += blockDim.x) {
+                                                int len, float* s_b, float* s_c, int row, int tid,
+                                                int nthreads) {
+    for (int i = tid; i < kTotal; i += nthreads) {
       const int n = i / kGroups, t = (i % kGroups) * 4;
       if (t >= len) continue;
       const int valid = min(4, len - t);
@@ -192,11 +193,12 @@ struct ChunkStage {
     }
     if constexpr (Tr::kVarB || Tr::kVarC) bc.commit(len, smem + l.b, smem + l.c, l.bc_row);
   }
-  // Reads and stores group by group, holding one group at a time (rolled,
-  // as BcStage::stream).
+  // Reads and stores group by group, holding one group at a time, as
+  // thread `tid` of `nthreads` (as BcStage::stream).
   __device__ __forceinline__ static void stream(const SsmFwdParams& p, const Tile& tile, int t0,
-                                                int len, float* smem, const ChunkSmemLayout& l) {
-    for (int i = threadIdx.x; i < kTotal; i += blockDim.x) {
+                                                int len, float* smem, const ChunkSmemLayout& l,
+                                                int tid, int nthreads) {
+    for (int i = tid; i < kTotal; i += nthreads) {
       const int c = i / kGroups, t = (i % kGroups) * 4;
       if (t >= len) continue;
       const int valid = c < tile.nd ? min(4, len - t) : 0;
@@ -209,7 +211,7 @@ struct ChunkStage {
       put(p, tile, c, t, valid, df, uf, smem, l);
     }
     if constexpr (Tr::kVarB || Tr::kVarC)
-      BcStage<Tr>::stream(p, tile, t0, len, smem + l.b, smem + l.c, l.bc_row);
+      BcStage<Tr>::stream(p, tile, t0, len, smem + l.b, smem + l.c, l.bc_row, tid, nthreads);
   }
 };
 
@@ -218,7 +220,7 @@ struct ChunkStage {
 template <typename Tr>
 __device__ __forceinline__ void stage_chunk(const SsmFwdParams& p, const Tile& tile, int t0,
                                             int len, float* smem, const ChunkSmemLayout& l) {
-  ChunkStage<Tr>::stream(p, tile, t0, len, smem, l);
+  ChunkStage<Tr>::stream(p, tile, t0, len, smem, l, threadIdx.x, blockDim.x);
 }
 
 // Writes out (and out_z) for one channel and timestep from y = sum_n C h.
@@ -238,14 +240,16 @@ __device__ __forceinline__ void write_output(const SsmFwdParams& p, int b, int d
 }
 
 // Writes the staged chunk's outputs, four timesteps per access, from the y
-// values that the recurrence left in the dt rows.
+// values that the recurrence left in the dt rows, as thread `tid` of
+// `nthreads` (by default the whole block).
 template <typename Tr>
 __device__ __forceinline__ void write_chunk(const SsmFwdParams& p, const Tile& tile, int t0,
-                                            int len, const float* smem, const ChunkSmemLayout& l) {
+                                            int len, const float* smem, const ChunkSmemLayout& l,
+                                            int tid = threadIdx.x, int nthreads = blockDim.x) {
   using InT = typename Tr::InT;
   constexpr int kGroups = Tr::kChunk / 4;
   const bool vec = p.vec4 != 0;
-  for (int i = threadIdx.x; i < Tr::kDStep * kGroups; i += blockDim.x) {
+  for (int i = tid; i < Tr::kDStep * kGroups; i += nthreads) {
     const int c = i / kGroups, t = (i % kGroups) * 4;
     if (c >= tile.nd || t >= len) continue;
     const int d = tile.d0 + c;

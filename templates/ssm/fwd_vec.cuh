@@ -11,14 +11,17 @@ template <typename InT>
 struct Vec4Raw;
 template <>
 struct Vec4Raw<float> {
+  using Bits = float;
   using type = float4;
 };
 template <>
 struct Vec4Raw<__half> {
+  using Bits = unsigned short;
   using type = uint2;
 };
 template <>
 struct Vec4Raw<__nv_bfloat16> {
+  using Bits = unsigned short;
   using type = uint2;
 };
 

@@ -1,0 +1,45 @@
+// Asynchronous copies and named barriers (sm_80 and later), for kernels that
+// hand shared-memory stages between a producer warp and compute warps.
+#pragma once
+
+namespace ssmtune_kernels {
+
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// Copies 16 bytes from global to shared memory without passing through
+// registers; only the first `src_bytes` (0..16) are read, the rest of the
+// 16 are zero-filled. Both addresses must be 16-byte aligned.
+__device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_address(smem_dst)),
+               "l"(gmem_src), "r"(src_bytes)
+               : "memory");
+}
+
+// Closes the group of copies this thread issued since the last commit (an
+// empty group is legal and completes at once).
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Waits until at most kPending of this thread's committed groups are still
+// in flight. The copies are then visible to this thread; other threads see
+// them after a barrier.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Named barrier `id` (1..15; 0 is __syncthreads) shared by `count` threads
+// (a multiple of 32). sync waits for all of them; arrive counts this warp
+// without waiting, and orders its earlier shared-memory writes before the
+// reads of the threads that sync on the same barrier.
+__device__ __forceinline__ void named_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void named_arrive(int id, int count) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+}  // namespace ssmtune_kernels

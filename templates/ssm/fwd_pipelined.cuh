@@ -1,0 +1,254 @@
+// Pipelined sequential scan: the sequential kernel's compute layout (thread
+// (channel, split) runs the recurrence for its states along the whole
+// sequence) with every global memory access moved to one producer warp.
+// The producer copies chunks with cp.async into a ring of kItems shared-
+// memory stages (through two raw landing slots and a conversion pass when
+// the inputs are halves or delta is transformed), hands each stage to the
+// kThreads compute warps through a named barrier, and writes the outputs of
+// each stage they hand back. The compute warps never touch global memory
+// inside the loop and never wait on it while the producer is ahead.
+#pragma once
+
+#include "ssm/fwd_async.cuh"
+#include "ssm/fwd_chunk.cuh"
+
+namespace ssmtune_kernels {
+
+template <typename Tr>
+struct PipeRing {
+  using InT = typename Tr::InT;
+  using Raw = typename Vec4Raw<InT>::type;
+  using Bits = typename Vec4Raw<InT>::Bits;   // one element's bits
+  static constexpr int kStages = Tr::kItems;  // float stages in the ring
+  static constexpr int kLand = 2;             // raw landing slots (conversion only)
+  static constexpr int kBlock = Tr::kThreads + 32;
+  // fp32 rows that need no transform land in the float stages directly.
+  static constexpr bool kConvert = sizeof(InT) != 4 || Tr::kHasBias || Tr::kSoftplus;
+  static constexpr int kPiece = 16 / static_cast<int>(sizeof(InT));  // elements per copy
+  static constexpr int kPieces = Tr::kChunk / kPiece;                // copies per row
+  static constexpr int kBcRows = (Tr::kVarB ? Tr::kN : 0) + (Tr::kVarC ? Tr::kN : 0);
+  static constexpr ChunkSmemLayout kL =
+      chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC);
+  static constexpr PipeSmemLayout kP =
+      pipe_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC, kStages,
+                       static_cast<int>(sizeof(InT)), kConvert);
+  static_assert(kStages >= 2 && kStages <= 4, "pipelined: 2 to 4 stages (items)");
+  static_assert(Tr::kChunk % kPiece == 0, "pipelined: chunk must be a multiple of 16 bytes");
+  static_assert(Tr::kThreads + 32 <= 1024, "pipelined: compute threads + 32 must be <= 1024");
+
+  // Named barriers: stage s is full (producer -> compute) or empty
+  // (compute -> producer).
+  __device__ __forceinline__ static int full(int s) { return 1 + s; }
+  __device__ __forceinline__ static int empty(int s) { return 1 + kStages + s; }
+
+  __device__ __forceinline__ static float* stage(float* smem, int j) {
+    return smem + (j % kStages) * kP.stage_floats;
+  }
+  __device__ __forceinline__ static InT* landing(float* smem, int j) {
+    return reinterpret_cast<InT*>(reinterpret_cast<char*>(smem) + kP.land_offset +
+                                  (j % kLand) * kP.land_bytes);
+  }
+};
+
+// The producer warp's work on chunk j; `lane` is its thread's index (0..31).
+template <typename Tr>
+struct PipeProducer {
+  using Ring = PipeRing<Tr>;
+  using InT = typename Tr::InT;
+  using Raw = typename Ring::Raw;
+  const SsmFwdParams& p;
+  const Tile& tile;
+  float* smem;
+  int lane;
+
+  __device__ __forceinline__ int start(int j) const { return j * Tr::kChunk; }
+  __device__ __forceinline__ int length(int j) const {
+    return min(Tr::kChunk, p.seqlen - start(j));
+  }
+
+  // Global start of row r of chunk j: dt and u rows per channel, then B and
+  // C rows per state. Channels past the tile read channel d0's row (valid
+  // memory; their copies read nothing).
+  __device__ __forceinline__ const InT* row_src(int r, int t0) const {
+    const InT* base;
+    long long off;
+    if (r < 2 * Tr::kDStep) {
+      const int c = r % Tr::kDStep;
+      const int d = tile.d0 + (c < tile.nd ? c : 0);
+      if (r < Tr::kDStep) {
+        base = static_cast<const InT*>(p.delta);
+        off = tile.b * p.delta_batch_stride + d * p.delta_dim_stride;
+      } else {
+        base = static_cast<const InT*>(p.u);
+        off = tile.b * p.u_batch_stride + d * p.u_dim_stride;
+      }
+    } else {
+      const int k = r - 2 * Tr::kDStep;
+      const bool is_b = Tr::kVarB && k < Tr::kN;
+      const int n = Tr::kVarB && !is_b ? k - Tr::kN : k;
+      base = static_cast<const InT*>(is_b ? p.B : p.C);
+      off = is_b ? bc_index(p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, tile, n, 0)
+                 : bc_index(p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, tile, n, 0);
+    }
+    return base + off + t0;
+  }
+  // Where row r lands: the raw landing slot, or (no conversion) its float
+  // row in the stage.
+  __device__ __forceinline__ void* row_dst(int r, int j) const {
+    if constexpr (Ring::kConvert) {
+      return Ring::landing(smem, j) + r * Tr::kChunk;
+    } else {
+      constexpr ChunkSmemLayout l = Ring::kL;
+      float* s = Ring::stage(smem, j);
+      if (r < Tr::kDStep) return s + l.dt + r * l.row;
+      if (r < 2 * Tr::kDStep) return s + l.u + (r - Tr::kDStep) * l.row;
+      const int k = r - 2 * Tr::kDStep;
+      const bool is_b = Tr::kVarB && k < Tr::kN;
+      return is_b ? s + l.b + k * l.bc_row : s + l.c + (Tr::kVarB ? k - Tr::kN : k) * l.bc_row;
+    }
+  }
+
+  // Issues chunk j's copies (none past the last chunk) and closes one copy
+  // group either way, so that chunk j is always group j of this thread.
+  // Rows that are not 16-byte aligned are copied element by element, at
+  // once (a rare path, kept small: its registers count for the whole kernel).
+  __device__ __forceinline__ void issue(int j) const {
+    if (j < p.n_chunks) {
+      const bool aligned = p.align16 != 0;
+      const int t0 = start(j), len = length(j);
+      constexpr int kRows = 2 * Tr::kDStep + Ring::kBcRows;
+      for (int i = lane; i < kRows * Ring::kPieces; i += 32) {
+        const int r = i / Ring::kPieces, t = (i % Ring::kPieces) * Ring::kPiece;
+        const bool idle_channel = r < 2 * Tr::kDStep && r % Tr::kDStep >= tile.nd;
+        const int elems = idle_channel ? 0 : max(0, min(Ring::kPiece, len - t));
+        // Past the end, read from the row start (valid) and zero-fill.
+        const InT* src = row_src(r, t0) + (elems > 0 ? t : 0);
+        void* dst = static_cast<char*>(row_dst(r, j)) + t * static_cast<int>(sizeof(InT));
+        if (aligned) {
+          cp_async16(dst, src, elems * static_cast<int>(sizeof(InT)));
+        } else {
+          using Bits = typename Ring::Bits;
+          const Bits* from = reinterpret_cast<const Bits*>(src);
+          Bits* to = static_cast<Bits*>(dst);
+          for (int e = 0; e < Ring::kPiece; ++e) to[e] = e < elems ? from[e] : Bits(0);
+        }
+      }
+    }
+    cp_async_commit();
+  }
+
+  // Makes chunk j's float stage complete: waits for its copies and, when
+  // converting, turns the landing slot into float rows and refills the slot
+  // with chunk j + kLand.
+  __device__ __forceinline__ void ready(int j) const {
+    constexpr ChunkSmemLayout l = Ring::kL;
+    float* s = Ring::stage(smem, j);
+    const int len = length(j);
+    if constexpr (Ring::kConvert) {
+      cp_async_wait<Ring::kLand - 1>();
+      __syncwarp();  // every lane's copies are visible to the warp
+      const InT* land = Ring::landing(smem, j);
+      constexpr int kGroups = Tr::kChunk / 4;
+      for (int i = lane; i < Tr::kDStep * kGroups; i += 32) {
+        const int c = i / kGroups, t = (i % kGroups) * 4;
+        if (t >= len) continue;
+        const int valid = c < tile.nd ? min(4, len - t) : 0;
+        const Raw dv = *reinterpret_cast<const Raw*>(land + c * Tr::kChunk + t);
+        const Raw uv = *reinterpret_cast<const Raw*>(land + (Tr::kDStep + c) * Tr::kChunk + t);
+        ChunkStage<Tr>::store(p, tile, c, t, valid, dv, uv, s, l);
+      }
+      for (int i = lane; i < Ring::kBcRows * kGroups; i += 32) {
+        const int k = i / kGroups, t = (i % kGroups) * 4;
+        if (t >= len) continue;
+        const Raw v = *reinterpret_cast<const Raw*>(land + (2 * Tr::kDStep + k) * Tr::kChunk + t);
+        const bool is_b = Tr::kVarB && k < Tr::kN;
+        float* row =
+            is_b ? s + l.b + k * l.bc_row : s + l.c + (Tr::kVarB ? k - Tr::kN : k) * l.bc_row;
+        BcStage<Tr>::store(v, row + t);
+      }
+      __syncwarp();  // the slot is read before it is refilled
+      issue(j + Ring::kLand);
+    } else {
+      cp_async_wait<Ring::kStages - 2>();
+    }
+  }
+};
+
+template <typename Tr>
+__global__ void __launch_bounds__(Tr::kThreads + 32) ssm_fwd_pipelined(const SsmFwdParams p) {
+  static_assert(ChunkLayoutChecks<Tr>::kOk, "");
+  using Ring = PipeRing<Tr>;
+  using AccT = typename Tr::AccT;
+  constexpr int kPer = ChannelStates<Tr>::kPerThread;
+  constexpr int kS = Ring::kStages;
+  extern __shared__ float4 smem_raw[];
+  float* smem = reinterpret_cast<float*>(smem_raw);
+  constexpr ChunkSmemLayout l = Ring::kL;
+  const Tile tile = make_tile<Tr>(p, blockIdx.x, blockIdx.y);
+  const int n_chunks = p.n_chunks;
+
+  if (threadIdx.x >= Tr::kThreads) {
+    // Producer. Chunk j is copy group j; stage j % kS serves chunks j,
+    // j + kS, ...; it is refilled once the compute warps hand it back.
+    const PipeProducer<Tr> pr{p, tile, smem, static_cast<int>(threadIdx.x) - Tr::kThreads};
+    constexpr int kAhead = Ring::kConvert ? Ring::kLand : kS;
+    for (int j = 0; j < kAhead; ++j) pr.issue(j);
+    pr.ready(0);
+    named_arrive(Ring::full(0), Ring::kBlock);
+    for (int i = 0; i < n_chunks; ++i) {
+      // The compute warps run chunk i; hand back chunk i - 1's stage.
+      if (i >= 1) {
+        named_sync(Ring::empty((i - 1) % kS), Ring::kBlock);
+        write_chunk<Tr>(p, tile, pr.start(i - 1), pr.length(i - 1), Ring::stage(smem, i - 1), l,
+                        pr.lane, 32);
+        if constexpr (!Ring::kConvert) {
+          __syncwarp();  // its outputs are read before the copies overwrite it
+          pr.issue(i - 1 + kS);
+        }
+      }
+      if (i + 1 < n_chunks) {
+        pr.ready(i + 1);
+        named_arrive(Ring::full((i + 1) % kS), Ring::kBlock);
+      }
+    }
+    named_sync(Ring::empty((n_chunks - 1) % kS), Ring::kBlock);
+    write_chunk<Tr>(p, tile, pr.start(n_chunks - 1), pr.length(n_chunks - 1),
+                    Ring::stage(smem, n_chunks - 1), l, pr.lane, 32);
+    return;
+  }
+
+  // Compute warps: as the sequential kernel, one chunk per stage.
+  const int c = ChunkLanes<Tr>::channel(), s = ChunkLanes<Tr>::split();
+  const bool active = c < tile.nd;
+  const int d = tile.d0 + (active ? c : 0);
+  ChannelStates<Tr> cs;
+  cs.load(p, d, s, active);
+  AccT h[kPer], unused[kPer];
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int n = ChannelStates<Tr>::state(s, k);
+    h[k] = 0;
+    if constexpr (Tr::kH0)
+      if (active && n < Tr::kN) h[k] = p.h0[tile.b * p.h0_batch_stride + d * p.h0_dim_stride + n];
+    unused[k] = 1;
+  }
+  for (int j = 0; j < n_chunks; ++j) {
+    const int len = min(Tr::kChunk, p.seqlen - j * Tr::kChunk);
+    named_sync(Ring::full(j % kS), Ring::kBlock);
+    run_chunk<Tr, true>(cs, h, unused, c, s, len, Ring::stage(smem, j), l);
+    named_arrive(Ring::empty(j % kS), Ring::kBlock);
+  }
+  if constexpr (Tr::kLastState) {
+    if (active) {
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) {
+        const int n = ChannelStates<Tr>::state(s, k);
+        if (n < Tr::kN)
+          p.last_state[tile.b * p.last_state_batch_stride + d * p.last_state_dim_stride + n] =
+              static_cast<float>(h[k]);
+      }
+    }
+  }
+}
+
+}  // namespace ssmtune_kernels
