@@ -102,7 +102,8 @@ Status check_config(const Problem& p, const KernelConfig& c, size_t max_shared_b
       if (!is_pow2(c.n_split) || c.n_split > 32) return bad("n_split must be a power of 2 <= 32");
       if (c.n_split > p.dstate) return bad("n_split exceeds dstate");
       if (c.threads != c.d_step * c.n_split) return bad("threads must equal d_step * n_split");
-      if (c.threads + 32 > 1024) return bad("pipelined: threads + the producer warp exceed 1024");
+      if (c.threads + ssmtune_kernels::kPipeProducerThreads > 1024)
+        return bad("pipelined: threads + the producer warps exceed 1024");
       const int piece = 16 / static_cast<int>(dtype_bytes(p.dtype));
       if (c.chunk % piece != 0)
         return bad("pipelined: chunk must be a multiple of " + std::to_string(piece) +
@@ -184,11 +185,12 @@ Result<FwdPlan> plan_fwd(const Problem& p, const KernelConfig& c, size_t max_sha
     case ScanAlgo::kWarpScan:
       plan.launches.push_back({add("ssm_fwd_warpscan"), {tiles, batch}, block, smem});
       break;
-    case ScanAlgo::kPipelined:  // the compute warps, then the producer warp
-      plan.launches.push_back({add("ssm_fwd_pipelined"),
-                               {tiles, batch},
-                               jit::Dim3{static_cast<unsigned>(c.threads + 32)},
-                               smem});
+    case ScanAlgo::kPipelined:  // the compute warps, then the producer warps
+      plan.launches.push_back(
+          {add("ssm_fwd_pipelined"),
+           {tiles, batch},
+           jit::Dim3{static_cast<unsigned>(c.threads + ssmtune_kernels::kPipeProducerThreads)},
+           smem});
       break;
     case ScanAlgo::kSegmented:
       plan.launches.push_back({add("ssm_fwd_segmented"), {tiles, batch}, block, smem});

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "ssm/fwd_params.cuh"
 #include "tuner/fwd_plan.h"
 #include "tuner/heuristics.h"
 
@@ -213,10 +214,10 @@ std::string prune_by_resources(const KernelConfig& c, const std::vector<jit::Ker
              std::to_string(r.spill_load_bytes) + " B loads (" + r.to_string() + ")";
     if (r.registers <= 0) continue;
     // Scan kernels of the multipass family launch with 256 threads; the
-    // pipelined kernel adds its producer warp; the rest launch c.threads.
-    const int threads = k.name_expression.find("multipass_scan") != std::string::npos ? 256
-                        : c.algo == ScanAlgo::kPipelined ? c.threads + 32
-                                                         : c.threads;
+    // pipelined kernel adds its producer warps; the rest launch c.threads.
+    int threads = c.threads;
+    if (k.name_expression.find("multipass_scan") != std::string::npos) threads = 256;
+    if (c.algo == ScanAlgo::kPipelined) threads += ssmtune_kernels::kPipeProducerThreads;
     const int regs_per_block = r.registers * threads;
     const int blocks = device.registers_per_sm / std::max(1, regs_per_block);
     const int warps = blocks * threads / 32;

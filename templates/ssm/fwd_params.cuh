@@ -98,15 +98,22 @@ SSMTUNE_HD constexpr ChunkSmemLayout chunk_smem_layout(int dstate, int chunk, in
   return l;
 }
 
+// The pipelined kernel's producer threads (two warps), launched after its
+// compute threads.
+constexpr int kPipeProducerThreads = 64;
+
 // Shared memory of the pipelined kernel, in bytes: `stages` chunk layouts
-// (float rows, as above) in a ring, then, when the inputs need converting
+// (float rows, as above) in a ring; when the inputs need converting
 // (halves, or a delta transform), two landing slots that receive a chunk's
-// raw rows as they are in memory: dt and u per channel, then B and C per
-// state, `chunk` elements each, unpadded.
+// raw rows as they are in memory (dt and u per channel, then B and C per
+// state, `chunk` elements each, unpadded); then a table of 16 bytes per row
+// (its global start and where it lands), filled once per block.
 struct PipeSmemLayout {
   int stage_floats;  // one stage
   int land_offset;   // bytes from the start; 0 when nothing lands raw
   int land_bytes;    // one landing slot
+  int table_offset;  // bytes from the start
+  int rows;          // rows copied per chunk
   int bytes;         // total
 };
 
@@ -115,11 +122,11 @@ SSMTUNE_HD constexpr PipeSmemLayout pipe_smem_layout(int dstate, int chunk, int 
                                                      bool convert) {
   PipeSmemLayout l{};
   l.stage_floats = chunk_smem_layout(dstate, chunk, d_step, var_b, var_c).floats;
-  l.land_offset = 4 * stages * l.stage_floats;
-  const int rows = 2 * d_step + (var_b ? dstate : 0) + (var_c ? dstate : 0);
-  l.land_bytes = convert ? rows * chunk * in_bytes : 0;
-  l.bytes = l.land_offset + 2 * l.land_bytes;
-  if (!convert) l.land_offset = 0;
+  l.rows = 2 * d_step + (var_b ? dstate : 0) + (var_c ? dstate : 0);
+  l.land_offset = convert ? 4 * stages * l.stage_floats : 0;
+  l.land_bytes = convert ? l.rows * chunk * in_bytes : 0;
+  l.table_offset = 4 * stages * l.stage_floats + 2 * l.land_bytes;
+  l.bytes = l.table_offset + 16 * l.rows;
   return l;
 }
 

@@ -1,18 +1,28 @@
 // Pipelined sequential scan: the sequential kernel's compute layout (thread
 // (channel, split) runs the recurrence for its states along the whole
-// sequence) with every global memory access moved to one producer warp.
-// The producer copies chunks with cp.async into a ring of kItems shared-
+// sequence) with every global memory access moved to two producer warps.
+// The producers copy chunks with cp.async into a ring of kItems shared-
 // memory stages (through two raw landing slots and a conversion pass when
-// the inputs are halves or delta is transformed), hands each stage to the
-// kThreads compute warps through a named barrier, and writes the outputs of
-// each stage they hand back. The compute warps never touch global memory
-// inside the loop and never wait on it while the producer is ahead.
+// the inputs are halves or delta is transformed), hand each stage to the
+// kThreads compute warps through a named barrier, and write the outputs of
+// each stage they hand back. Each row's global start is computed once per
+// block into a table, so a 16-byte copy costs a few instructions. The compute warps never touch
+// global memory inside the loop and never wait on it while the producer is ahead.
 #pragma once
 
 #include "ssm/fwd_async.cuh"
 #include "ssm/fwd_chunk.cuh"
 
 namespace ssmtune_kernels {
+
+// One row of a chunk as the producers copy it: its global start (timestep
+// 0), its byte offset in a stage (or landing slot), and whether it belongs to
+// a channel past the tile (copied as zeros).
+struct PipeRow {
+  const char* src;
+  int dst;
+  int idle;
+};
 
 template <typename Tr>
 struct PipeRing {
@@ -21,25 +31,28 @@ struct PipeRing {
   using Bits = typename Vec4Raw<InT>::Bits;   // one element's bits
   static constexpr int kStages = Tr::kItems;  // float stages in the ring
   static constexpr int kLand = 2;             // raw landing slots (conversion only)
-  static constexpr int kBlock = Tr::kThreads + 32;
+  static constexpr int kProd = kPipeProducerThreads;
+  static constexpr int kBlock = Tr::kThreads + kProd;
   // fp32 rows that need no transform land in the float stages directly.
   static constexpr bool kConvert = sizeof(InT) != 4 || Tr::kHasBias || Tr::kSoftplus;
-  static constexpr int kPiece = 16 / static_cast<int>(sizeof(InT));  // elements per copy
-  static constexpr int kPieces = Tr::kChunk / kPiece;                // copies per row
+  static constexpr int kEs = static_cast<int>(sizeof(InT));
+  static constexpr int kPiece = 16 / kEs;              // elements per copy
+  static constexpr int kPieces = Tr::kChunk / kPiece;  // copies per row
   static constexpr int kBcRows = (Tr::kVarB ? Tr::kN : 0) + (Tr::kVarC ? Tr::kN : 0);
+  static constexpr int kRows = 2 * Tr::kDStep + kBcRows;
   static constexpr ChunkSmemLayout kL =
       chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC);
-  static constexpr PipeSmemLayout kP =
-      pipe_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC, kStages,
-                       static_cast<int>(sizeof(InT)), kConvert);
+  static constexpr PipeSmemLayout kP = pipe_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB,
+                                                        Tr::kVarC, kStages, kEs, kConvert);
   static_assert(kStages >= 2 && kStages <= 4, "pipelined: 2 to 4 stages (items)");
   static_assert(Tr::kChunk % kPiece == 0, "pipelined: chunk must be a multiple of 16 bytes");
-  static_assert(Tr::kThreads + 32 <= 1024, "pipelined: compute threads + 32 must be <= 1024");
+  static_assert(kBlock <= 1024, "pipelined: compute and producer threads must be <= 1024");
 
-  // Named barriers: stage s is full (producer -> compute) or empty
-  // (compute -> producer).
+  // Named barriers: stage s is full (producers -> compute) or empty
+  // (compute -> producers); the producers' own barrier is the last one.
   __device__ __forceinline__ static int full(int s) { return 1 + s; }
   __device__ __forceinline__ static int empty(int s) { return 1 + kStages + s; }
+  __device__ __forceinline__ static void producers_sync() { named_sync(15, kProd); }
 
   __device__ __forceinline__ static float* stage(float* smem, int j) {
     return smem + (j % kStages) * kP.stage_floats;
@@ -48,9 +61,12 @@ struct PipeRing {
     return reinterpret_cast<InT*>(reinterpret_cast<char*>(smem) + kP.land_offset +
                                   (j % kLand) * kP.land_bytes);
   }
+  __device__ __forceinline__ static PipeRow* table(float* smem) {
+    return reinterpret_cast<PipeRow*>(reinterpret_cast<char*>(smem) + kP.table_offset);
+  }
 };
 
-// The producer warp's work on chunk j; `lane` is its thread's index (0..31).
+// The producers' work; `lane` is the thread's index among them (0..kProd).
 template <typename Tr>
 struct PipeProducer {
   using Ring = PipeRing<Tr>;
@@ -66,46 +82,45 @@ struct PipeProducer {
     return min(Tr::kChunk, p.seqlen - start(j));
   }
 
-  // Global start of row r of chunk j: dt and u rows per channel, then B and
-  // C rows per state. Channels past the tile read channel d0's row (valid
-  // memory; their copies read nothing).
-  __device__ __forceinline__ const InT* row_src(int r, int t0) const {
-    const InT* base;
-    long long off;
-    if (r < 2 * Tr::kDStep) {
-      const int c = r % Tr::kDStep;
-      const int d = tile.d0 + (c < tile.nd ? c : 0);
-      if (r < Tr::kDStep) {
-        base = static_cast<const InT*>(p.delta);
-        off = tile.b * p.delta_batch_stride + d * p.delta_dim_stride;
+  // Fills the row table: dt and u rows per channel, then B and C rows per
+  // state. Channels past the tile point at channel d0's row (valid memory;
+  // their copies read nothing).
+  __device__ __forceinline__ void fill_table() const {
+    constexpr ChunkSmemLayout l = Ring::kL;
+    PipeRow* table = Ring::table(smem);
+    for (int r = lane; r < Ring::kRows; r += Ring::kProd) {
+      PipeRow row;
+      long long off;
+      const void* base;
+      int dst_float;
+      row.idle = 0;
+      if (r < 2 * Tr::kDStep) {
+        const int c = r % Tr::kDStep;
+        row.idle = c >= tile.nd;
+        const int d = tile.d0 + (row.idle ? 0 : c);
+        if (r < Tr::kDStep) {
+          base = p.delta;
+          off = tile.b * p.delta_batch_stride + d * p.delta_dim_stride;
+          dst_float = l.dt + c * l.row;
+        } else {
+          base = p.u;
+          off = tile.b * p.u_batch_stride + d * p.u_dim_stride;
+          dst_float = l.u + c * l.row;
+        }
       } else {
-        base = static_cast<const InT*>(p.u);
-        off = tile.b * p.u_batch_stride + d * p.u_dim_stride;
+        const int k = r - 2 * Tr::kDStep;
+        const bool is_b = Tr::kVarB && k < Tr::kN;
+        const int n = Tr::kVarB && !is_b ? k - Tr::kN : k;
+        base = is_b ? p.B : p.C;
+        off = is_b ? bc_index(p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, tile, n, 0)
+                   : bc_index(p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, tile, n, 0);
+        dst_float = (is_b ? l.b : l.c) + n * l.bc_row;
       }
-    } else {
-      const int k = r - 2 * Tr::kDStep;
-      const bool is_b = Tr::kVarB && k < Tr::kN;
-      const int n = Tr::kVarB && !is_b ? k - Tr::kN : k;
-      base = static_cast<const InT*>(is_b ? p.B : p.C);
-      off = is_b ? bc_index(p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, tile, n, 0)
-                 : bc_index(p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, tile, n, 0);
+      row.src = static_cast<const char*>(base) + off * Ring::kEs;
+      row.dst = Ring::kConvert ? r * Tr::kChunk * Ring::kEs : 4 * dst_float;
+      table[r] = row;
     }
-    return base + off + t0;
-  }
-  // Where row r lands: the raw landing slot, or (no conversion) its float
-  // row in the stage.
-  __device__ __forceinline__ void* row_dst(int r, int j) const {
-    if constexpr (Ring::kConvert) {
-      return Ring::landing(smem, j) + r * Tr::kChunk;
-    } else {
-      constexpr ChunkSmemLayout l = Ring::kL;
-      float* s = Ring::stage(smem, j);
-      if (r < Tr::kDStep) return s + l.dt + r * l.row;
-      if (r < 2 * Tr::kDStep) return s + l.u + (r - Tr::kDStep) * l.row;
-      const int k = r - 2 * Tr::kDStep;
-      const bool is_b = Tr::kVarB && k < Tr::kN;
-      return is_b ? s + l.b + k * l.bc_row : s + l.c + (Tr::kVarB ? k - Tr::kN : k) * l.bc_row;
-    }
+    Ring::producers_sync();
   }
 
   // Issues chunk j's copies (none past the last chunk) and closes one copy
@@ -116,20 +131,22 @@ struct PipeProducer {
     if (j < p.n_chunks) {
       const bool aligned = p.align16 != 0;
       const int t0 = start(j), len = length(j);
-      constexpr int kRows = 2 * Tr::kDStep + Ring::kBcRows;
-      for (int i = lane; i < kRows * Ring::kPieces; i += 32) {
+      char* base = Ring::kConvert ? reinterpret_cast<char*>(Ring::landing(smem, j))
+                                  : reinterpret_cast<char*>(Ring::stage(smem, j));
+      const PipeRow* table = Ring::table(smem);
+      for (int i = lane; i < Ring::kRows * Ring::kPieces; i += Ring::kProd) {
         const int r = i / Ring::kPieces, t = (i % Ring::kPieces) * Ring::kPiece;
-        const bool idle_channel = r < 2 * Tr::kDStep && r % Tr::kDStep >= tile.nd;
-        const int elems = idle_channel ? 0 : max(0, min(Ring::kPiece, len - t));
-        // Past the end, read from the row start (valid) and zero-fill.
-        const InT* src = row_src(r, t0) + (elems > 0 ? t : 0);
-        void* dst = static_cast<char*>(row_dst(r, j)) + t * static_cast<int>(sizeof(InT));
+        const PipeRow row = table[r];
+        const int elems = row.idle ? 0 : max(0, min(Ring::kPiece, len - t));
+        // Past the end, read from the chunk's start (valid) and zero-fill.
+        const char* src = row.src + static_cast<long long>(t0 + (elems > 0 ? t : 0)) * Ring::kEs;
+        char* dst = base + row.dst + t * Ring::kEs;
         if (aligned) {
-          cp_async16(dst, src, elems * static_cast<int>(sizeof(InT)));
+          cp_async16(dst, src, elems * Ring::kEs);
         } else {
           using Bits = typename Ring::Bits;
           const Bits* from = reinterpret_cast<const Bits*>(src);
-          Bits* to = static_cast<Bits*>(dst);
+          Bits* to = reinterpret_cast<Bits*>(dst);
           for (int e = 0; e < Ring::kPiece; ++e) to[e] = e < elems ? from[e] : Bits(0);
         }
       }
@@ -146,10 +163,10 @@ struct PipeProducer {
     const int len = length(j);
     if constexpr (Ring::kConvert) {
       cp_async_wait<Ring::kLand - 1>();
-      __syncwarp();  // every lane's copies are visible to the warp
+      Ring::producers_sync();  // every producer's copies are visible to all
       const InT* land = Ring::landing(smem, j);
       constexpr int kGroups = Tr::kChunk / 4;
-      for (int i = lane; i < Tr::kDStep * kGroups; i += 32) {
+      for (int i = lane; i < Tr::kDStep * kGroups; i += Ring::kProd) {
         const int c = i / kGroups, t = (i % kGroups) * 4;
         if (t >= len) continue;
         const int valid = c < tile.nd ? min(4, len - t) : 0;
@@ -157,7 +174,7 @@ struct PipeProducer {
         const Raw uv = *reinterpret_cast<const Raw*>(land + (Tr::kDStep + c) * Tr::kChunk + t);
         ChunkStage<Tr>::store(p, tile, c, t, valid, dv, uv, s, l);
       }
-      for (int i = lane; i < Ring::kBcRows * kGroups; i += 32) {
+      for (int i = lane; i < Ring::kBcRows * kGroups; i += Ring::kProd) {
         const int k = i / kGroups, t = (i % kGroups) * 4;
         if (t >= len) continue;
         const Raw v = *reinterpret_cast<const Raw*>(land + (2 * Tr::kDStep + k) * Tr::kChunk + t);
@@ -166,7 +183,7 @@ struct PipeProducer {
             is_b ? s + l.b + k * l.bc_row : s + l.c + (Tr::kVarB ? k - Tr::kN : k) * l.bc_row;
         BcStage<Tr>::store(v, row + t);
       }
-      __syncwarp();  // the slot is read before it is refilled
+      Ring::producers_sync();  // the slot is read before it is refilled
       issue(j + Ring::kLand);
     } else {
       cp_async_wait<Ring::kStages - 2>();
@@ -175,7 +192,8 @@ struct PipeProducer {
 };
 
 template <typename Tr>
-__global__ void __launch_bounds__(Tr::kThreads + 32) ssm_fwd_pipelined(const SsmFwdParams p) {
+__global__ void __launch_bounds__(Tr::kThreads + kPipeProducerThreads)
+    ssm_fwd_pipelined(const SsmFwdParams p) {
   static_assert(ChunkLayoutChecks<Tr>::kOk, "");
   using Ring = PipeRing<Tr>;
   using AccT = typename Tr::AccT;
@@ -188,9 +206,10 @@ __global__ void __launch_bounds__(Tr::kThreads + 32) ssm_fwd_pipelined(const Ssm
   const int n_chunks = p.n_chunks;
 
   if (threadIdx.x >= Tr::kThreads) {
-    // Producer. Chunk j is copy group j; stage j % kS serves chunks j,
+    // Producers. Chunk j is copy group j; stage j % kS serves chunks j,
     // j + kS, ...; it is refilled once the compute warps hand it back.
     const PipeProducer<Tr> pr{p, tile, smem, static_cast<int>(threadIdx.x) - Tr::kThreads};
+    pr.fill_table();
     constexpr int kAhead = Ring::kConvert ? Ring::kLand : kS;
     for (int j = 0; j < kAhead; ++j) pr.issue(j);
     pr.ready(0);
@@ -200,9 +219,9 @@ __global__ void __launch_bounds__(Tr::kThreads + 32) ssm_fwd_pipelined(const Ssm
       if (i >= 1) {
         named_sync(Ring::empty((i - 1) % kS), Ring::kBlock);
         write_chunk<Tr>(p, tile, pr.start(i - 1), pr.length(i - 1), Ring::stage(smem, i - 1), l,
-                        pr.lane, 32);
+                        pr.lane, Ring::kProd);
         if constexpr (!Ring::kConvert) {
-          __syncwarp();  // its outputs are read before the copies overwrite it
+          Ring::producers_sync();  // its outputs are read before the copies overwrite it
           pr.issue(i - 1 + kS);
         }
       }
@@ -213,7 +232,7 @@ __global__ void __launch_bounds__(Tr::kThreads + 32) ssm_fwd_pipelined(const Ssm
     }
     named_sync(Ring::empty((n_chunks - 1) % kS), Ring::kBlock);
     write_chunk<Tr>(p, tile, pr.start(n_chunks - 1), pr.length(n_chunks - 1),
-                    Ring::stage(smem, n_chunks - 1), l, pr.lane, 32);
+                    Ring::stage(smem, n_chunks - 1), l, pr.lane, Ring::kProd);
     return;
   }
 
