@@ -52,8 +52,6 @@ size_t shared_bytes(const Problem& p, const KernelConfig& c) {
         ssmtune_kernels::pipe_smem_layout(n, c.chunk, c.d_step, p.variable_b, p.variable_c, c.items,
                                           static_cast<int>(dtype_bytes(p.dtype)), pipe_converts(p))
             .bytes);
-  if (c.algo == ScanAlgo::kSegmented)
-    return static_cast<size_t>(ssmtune_kernels::seg_smem_bytes(n, c.d_step, c.items, acc_bytes));
   if (chunk_algo(c.algo)) {
     const auto l = ssmtune_kernels::chunk_smem_layout(static_cast<int>(p.dstate), c.chunk, c.d_step,
                                                       p.variable_b, p.variable_c);
@@ -109,17 +107,6 @@ Status check_config(const Problem& p, const KernelConfig& c, size_t max_shared_b
         return bad("pipelined: chunk must be a multiple of " + std::to_string(piece) +
                    " (16-byte copies)");
       if (c.items < 2 || c.items > 4) return bad("pipelined: items (stages) must be 2, 3 or 4");
-      break;
-    }
-    case ScanAlgo::kSegmented: {
-      if (!is_pow2(c.n_split) || c.n_split > 32) return bad("n_split must be a power of 2 <= 32");
-      if (c.n_split > p.dstate) return bad("n_split exceeds dstate");
-      const int team = c.d_step * c.n_split;
-      if (!is_pow2(team)) return bad("segmented: d_step * n_split must be a power of 2");
-      if (c.threads != team * c.items)
-        return bad("segmented: threads must equal d_step * n_split * items (segments)");
-      if (c.chunk % c.items != 0 || (c.chunk / c.items) % 4 != 0)
-        return bad("segmented: chunk / items (segment length) must be a multiple of 4");
       break;
     }
     case ScanAlgo::kWarpScan:
@@ -191,9 +178,6 @@ Result<FwdPlan> plan_fwd(const Problem& p, const KernelConfig& c, size_t max_sha
            {tiles, batch},
            jit::Dim3{static_cast<unsigned>(c.threads + ssmtune_kernels::kPipeProducerThreads)},
            smem});
-      break;
-    case ScanAlgo::kSegmented:
-      plan.launches.push_back({add("ssm_fwd_segmented"), {tiles, batch}, block, smem});
       break;
     case ScanAlgo::kBlelloch:
       plan.launches.push_back({add("ssm_fwd_blelloch"), {tiles, batch}, block, smem});

@@ -49,16 +49,6 @@ KernelConfig default_config(const Problem& p, ScanAlgo algo, AccType acc, size_t
       c.chunk = 32;
       c.items = 3;
       break;
-    case ScanAlgo::kSegmented:
-      // About 4 states per thread (8 at dstate 256) and 16 threads per
-      // segment; 16 segments of 64 steps: 256 threads per block, each chain
-      // on 16 threads.
-      c.n_split = std::clamp(pow2_floor(std::max<int64_t>(1, p.dstate / 4)), 1, 32);
-      c.d_step = std::max(1, 16 / c.n_split);
-      c.items = 16;
-      c.chunk = 64 * c.items;
-      c.threads = c.d_step * c.n_split * c.items;
-      break;
     case ScanAlgo::kMultiPass:
     case ScanAlgo::kLookback:
       // At most 8 states per thread keeps h and A in registers at any dstate;
@@ -115,6 +105,18 @@ DefaultChoice heuristic_default(const Problem& p, int sm_count, size_t max_share
   // ((8, 1536, 2048, 16): 23 warps per SM on the H200; (1, 2048, 65536, 16)
   // would have 3.9).
   if (chains * c.n_split >= int64_t{sm_count} * 512) {
+    // Long enough for the ring to fill (16 chunks or more): the pipelined
+    // kernel, whose compute warps never wait on memory. On the H200 at
+    // dstate 16 its default took 0.212 ms to the sequential default's 0.227
+    // at (8, 1536, 2048) bf16 and 1.40 ms to 1.45 at (4, 5120, 8192) bf16
+    // (0.200 to 0.198 at the fp32 mid shape); at seqlen 64 the sequential
+    // kernel was faster.
+    const KernelConfig pipe =
+        default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
+    if (p.seqlen >= 16 * pipe.chunk)
+      return {pipe, "pipelined: batch x dim = " + std::to_string(chains) +
+                        " channels fill the GPU and " + std::to_string(p.seqlen) +
+                        " steps fill the ring of " + std::to_string(pipe.items) + " stages"};
     // Reads in flight cost registers, hence resident blocks: worth it only
     // while the grid leaves room on each SM (on the H200 at dstate 16: 1.2x
     // faster at 2.9 blocks per SM, 1.08x slower at 4.8).

@@ -50,8 +50,6 @@ const char* to_string(ScanAlgo a) {
       return "lookback";
     case ScanAlgo::kPipelined:
       return "pipelined";
-    case ScanAlgo::kSegmented:
-      return "segmented";
   }
   return "?";
 }
@@ -61,7 +59,7 @@ Result<ScanAlgo> parse_scan_algo(const std::string& s) {
     if (s == to_string(a)) return a;
   return Status::invalid_argument("unknown scan algorithm '" + s +
                                   "' (expected sequential, warpscan, blelloch, multipass, "
-                                  "lookback, pipelined or segmented)");
+                                  "lookback or pipelined)");
 }
 
 const char* to_string(AccType a) { return a == AccType::kF32 ? "fp32" : "fp64"; }

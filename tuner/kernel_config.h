@@ -18,16 +18,14 @@ enum class ScanAlgo {
   kBlelloch,    // thread-serial items, then a work-efficient up/down sweep in shared memory
   kMultiPass,   // chunks across blocks: reduce, scan the chunk carries, rescan (3 launches)
   kLookback,    // chunks across blocks, single pass with decoupled look-back
-  kPipelined,   // sequential, with a producer warp staging chunks into a ring of
+  kPipelined,   // sequential, with producer warps staging chunks into a ring of
                 // shared-memory stages (cp.async) while the compute warps run
-  kSegmented,   // sequential over segments of the sequence run by separate threads of
-                // a block: a pass for each segment's map, a combine, a pass for y
 };
 const char* to_string(ScanAlgo a);
 Result<ScanAlgo> parse_scan_algo(const std::string& s);
-inline constexpr ScanAlgo kAllScanAlgos[] = {
-    ScanAlgo::kSequential, ScanAlgo::kWarpScan,  ScanAlgo::kBlelloch, ScanAlgo::kMultiPass,
-    ScanAlgo::kLookback,   ScanAlgo::kPipelined, ScanAlgo::kSegmented};
+inline constexpr ScanAlgo kAllScanAlgos[] = {ScanAlgo::kSequential, ScanAlgo::kWarpScan,
+                                             ScanAlgo::kBlelloch,   ScanAlgo::kMultiPass,
+                                             ScanAlgo::kLookback,   ScanAlgo::kPipelined};
 
 enum class AccType { kF32, kF64 };  // accumulation / state dtype
 const char* to_string(AccType a);   // "fp32", "fp64"
@@ -48,11 +46,11 @@ struct KernelConfig {
   int d_step = 8;  // channels per block; B/C tiles are shared across them
   AccType acc = AccType::kF32;
   int threads = 128;  // threads per block (pipelined: compute threads; the producer
-                      // warp comes on top)
+                      // warps come on top)
   int items = 8;      // timesteps per thread before any cross-thread step (scan algos);
                       // sequential: chunks in flight (2: the next chunk's reads are
                       // issued before the current chunk runs); pipelined: stages in
-                      // the shared-memory ring; segmented: segments per chunk
+                      // the shared-memory ring
   int n_split = 1;    // sequential: threads sharing one channel's dstate states
   ExpMode exp_mode = ExpMode::kFast;
   int poly_share = 0;  // kPoly: of every 8 states, how many use the polynomial (1..7)

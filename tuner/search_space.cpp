@@ -11,12 +11,6 @@
 
 namespace ssmtune {
 
-namespace {
-// Segmented is for problems with fewer channels than this per SM: with more,
-// the sequential layouts fill the GPU at one exp per state update.
-constexpr int kSegmentedMaxChainsPerSm = 64;
-}  // namespace
-
 std::vector<SpaceEntry> search_space(const Problem& p, const jit::DeviceInfo& device,
                                      const SpaceOptions& o) {
   std::vector<KernelConfig> raw;
@@ -98,25 +92,6 @@ std::vector<SpaceEntry> search_space(const Problem& p, const jit::DeviceInfo& de
           }
         }
   fp64_anchor(ScanAlgo::kPipelined);
-  // Segmented: 8 to 32 threads per segment, 8 to 32 segments of 32 to 128
-  // steps, 128 to 512 threads per block.
-  for (int n_split : {1, 2, 4})
-    for (int d_step : {4, 8, 16})
-      for (int segments : {8, 16, 32})
-        for (int seg_len : {32, 64, 128}) {
-          KernelConfig c;
-          c.algo = ScanAlgo::kSegmented;
-          c.n_split = n_split;
-          c.d_step = d_step;
-          c.items = segments;
-          c.chunk = segments * seg_len;
-          c.threads = d_step * n_split * segments;
-          if (c.threads < 128 || c.threads > 512) continue;
-          c.acc = AccType::kF32;
-          c.exp_mode = ExpMode::kFast;
-          raw.push_back(c);
-        }
-  fp64_anchor(ScanAlgo::kSegmented);
   for (int d_step : {2, 4, 8})
     for (int items : {2, 4, 8, 16}) {
       KernelConfig c;
@@ -153,12 +128,6 @@ std::vector<SpaceEntry> search_space(const Problem& p, const jit::DeviceInfo& de
       e.pruned = true;
       e.reason = "d_step " + std::to_string(c.d_step) + " exceeds the channels per group (" +
                  std::to_string(p.dim_per_group()) + "): idle threads";
-    } else if (c.algo == ScanAlgo::kSegmented &&
-               p.batch * p.dim >= int64_t{kSegmentedMaxChainsPerSm} * device.sm_count) {
-      e.pruned = true;
-      e.reason = std::to_string(p.batch * p.dim) +
-                 " channels fill the GPU without cutting the sequence (segmented computes "
-                 "every exp twice)";
     } else if (c.algo != ScanAlgo::kWarpScan && c.algo != ScanAlgo::kBlelloch &&
                c.chunk > 2 * p.seqlen && c.chunk > 32) {
       e.pruned = true;

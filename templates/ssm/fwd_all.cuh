@@ -7,6 +7,5 @@
 #include "ssm/fwd_multipass.cuh"
 #include "ssm/fwd_pipelined.cuh"
 #include "ssm/fwd_reference.cuh"
-#include "ssm/fwd_segmented.cuh"
 #include "ssm/fwd_sequential.cuh"
 #include "ssm/fwd_warpscan.cuh"

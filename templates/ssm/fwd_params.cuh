@@ -130,13 +130,6 @@ SSMTUNE_HD constexpr PipeSmemLayout pipe_smem_layout(int dstate, int chunk, int 
   return l;
 }
 
-// Shared memory of the segmented kernel, in bytes: per (segment, channel,
-// state) the segment's decay and end state, and the carried state per
-// (channel, state).
-SSMTUNE_HD constexpr int seg_smem_bytes(int dstate, int d_step, int segments, int acc_bytes) {
-  return acc_bytes * d_step * dstate * (2 * segments + 1);
-}
-
 // Shared memory of the scan kernels (warpscan, blelloch), in bytes: staged
 // B/C tiles, the per-channel carried states, and the scan arrays (blelloch)
 // or the per-channel A rows (warpscan).

@@ -16,23 +16,44 @@ Problem shape(int64_t b, int64_t d, int64_t l, int64_t n, DType dt = DType::kBF1
 constexpr int kSms = 132;
 constexpr size_t kShared = 227 * 1024;
 
-TEST_CASE("the default keeps reads in flight only while the grid leaves room", "[tuner]") {
-  // (8, 1536): 384 blocks of 32 channels, 2.9 per SM.
-  const DefaultChoice mid = heuristic_default(shape(8, 1536, 2048, 16), kSms, kShared);
-  CHECK(mid.config.algo == ScanAlgo::kSequential);
-  CHECK(mid.config.items == 2);
-  CHECK(mid.reason.find("384 blocks") != std::string::npos);
-  // (4, 5120): 640 blocks, 4.8 per SM.
-  const DefaultChoice big = heuristic_default(shape(4, 5120, 8192, 16), kSms, kShared);
-  CHECK(big.config.algo == ScanAlgo::kSequential);
-  CHECK(big.config.items == 1);
-  CHECK(big.reason.find("no reads in flight") != std::string::npos);
-  for (const Problem& p : {shape(8, 1536, 2048, 16), shape(4, 5120, 8192, 16)}) {
-    const KernelConfig c = heuristic_default(p, kSms, kShared).config;
-    INFO(p.key() << " " << c.key());
-    CHECK(check_config(p, c, kShared).is_ok());
-    CHECK(c.n_split == 8);  // two states per thread at dstate 16
+TEST_CASE("long sequences over many channels default to the pipelined kernel", "[tuner]") {
+  for (const Problem& p : {shape(8, 1536, 2048, 16), shape(4, 5120, 8192, 16),
+                           shape(8, 1536, 2048, 16, DType::kF32)}) {
+    const DefaultChoice d = heuristic_default(p, kSms, kShared);
+    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK(d.config.algo == ScanAlgo::kPipelined);
+    CHECK(d.config.n_split == 4);  // four states per thread at dstate 16
+    CHECK(d.config.chunk == 32);
+    CHECK(d.config.items == 3);
+    CHECK(check_config(p, d.config, kShared).is_ok());
   }
+}
+
+TEST_CASE("short sequences keep the sequential default and its reads in flight", "[tuner]") {
+  // (256, 1536, 64): 12288 blocks of 32 channels; the ring would not fill.
+  const DefaultChoice d = heuristic_default(shape(256, 1536, 64, 16), kSms, kShared);
+  INFO(d.config.key() << ": " << d.reason);
+  CHECK(d.config.algo == ScanAlgo::kSequential);
+  CHECK(d.config.items == 1);  // crowded grid: no reads in flight
+  CHECK(d.config.n_split == 8);
+  CHECK(check_config(shape(256, 1536, 64, 16), d.config, kShared).is_ok());
+  // (8, 1536, 256): 384 blocks, 2.9 per SM, 8 chunks of the pipelined default.
+  const DefaultChoice few = heuristic_default(shape(8, 1536, 256, 16), kSms, kShared);
+  CHECK(few.config.algo == ScanAlgo::kSequential);
+  CHECK(few.config.items == 2);
+  CHECK(few.reason.find("384 blocks") != std::string::npos);
+}
+
+TEST_CASE("pipelined defaults stay legal from dstate 1 to 256", "[tuner]") {
+  for (DType t : {DType::kF32, DType::kBF16})
+    for (int64_t n : {1, 2, 4, 16, 64, 256}) {
+      const Problem p = shape(8, 1536, 2048, n, t);
+      const KernelConfig c = default_config(p, ScanAlgo::kPipelined, AccType::kF32, kShared);
+      INFO(p.key() << " " << c.key());
+      CHECK(check_config(p, c, kShared).is_ok());
+      CHECK(c.threads == c.d_step * c.n_split);
+      CHECK(c.items == 3);
+    }
 }
 
 TEST_CASE("few channels go to the warp scan, whatever the sequence length", "[tuner]") {

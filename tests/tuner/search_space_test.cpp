@@ -43,30 +43,10 @@ TEST_CASE("the space covers every algorithm, and pruned configs carry a reason",
     fp64 += e.config.acc == AccType::kF64;
     poly += e.config.exp_mode == ExpMode::kPoly;
   }
-  // Every algorithm but segmented: 12288 channels fill the GPU, and each
-  // segmented config is pruned with its reason.
-  CHECK(algos.size() == std::size(kAllScanAlgos) - 1);
-  CHECK(algos.count(ScanAlgo::kSegmented) == 0);
+  CHECK(algos.size() == std::size(kAllScanAlgos));
   CHECK(fp64 >= 6);
   CHECK(poly > 0);
   CHECK(space.size() > 100);
-}
-
-TEST_CASE("few channels keep the segmented layouts", "[tuner]") {
-  Problem p;
-  p.batch = 8;
-  p.dim = 256;
-  p.seqlen = 1024;
-  p.dstate = 4;
-  int segmented = 0;
-  for (const auto& e : search_space(p, h200_like())) {
-    INFO(e.config.key() << ": " << e.reason);
-    if (e.config.algo != ScanAlgo::kSegmented || e.pruned) continue;
-    CHECK(check_config(p, e.config, 227 * 1024).is_ok());
-    CHECK(e.config.threads == e.config.d_step * e.config.n_split * e.config.items);
-    ++segmented;
-  }
-  CHECK(segmented >= 10);
 }
 
 TEST_CASE("tiny problems prune idle layouts and oversized chunks", "[tuner]") {
