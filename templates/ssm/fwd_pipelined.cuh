@@ -191,8 +191,19 @@ struct PipeProducer {
   }
 };
 
+// Resident blocks to ask of ptxas, for a register ceiling per thread of 64
+// at up to 4 states per thread and 128 above. Left to itself, ptxas gave
+// the 192-thread default 62 registers, but 56 and spills once every flag
+// was on.
 template <typename Tr>
-__global__ void __launch_bounds__(Tr::kThreads + kPipeProducerThreads)
+struct PipeMinBlocks {
+  static constexpr int kRegs = ChannelStates<Tr>::kPerThread > 4 ? 128 : 64;
+  static constexpr int kRaw = 65536 / ((Tr::kThreads + kPipeProducerThreads) * kRegs);
+  static constexpr int value = kRaw < 1 ? 1 : kRaw;
+};
+
+template <typename Tr>
+__global__ void __launch_bounds__(Tr::kThreads + kPipeProducerThreads, PipeMinBlocks<Tr>::value)
     ssm_fwd_pipelined(const SsmFwdParams p) {
   static_assert(ChunkLayoutChecks<Tr>::kOk, "");
   using Ring = PipeRing<Tr>;
@@ -254,7 +265,7 @@ __global__ void __launch_bounds__(Tr::kThreads + kPipeProducerThreads)
   for (int j = 0; j < n_chunks; ++j) {
     const int len = min(Tr::kChunk, p.seqlen - j * Tr::kChunk);
     named_sync(Ring::full(j % kS), Ring::kBlock);
-    run_chunk<Tr, true>(cs, h, unused, c, s, len, Ring::stage(smem, j), l);
+    run_chunk<Tr, true, 2>(cs, h, unused, c, s, len, Ring::stage(smem, j), l);
     named_arrive(Ring::empty(j % kS), Ring::kBlock);
   }
   if constexpr (Tr::kLastState) {
