@@ -31,15 +31,42 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 
-// Named barrier `id` (1..15; 0 is __syncthreads) shared by `count` threads
+// Named barrier kId (1..15; 0 is __syncthreads) shared by `count` threads
 // (a multiple of 32). sync waits for all of them; arrive counts this warp
 // without waiting, and orders its earlier shared-memory writes before the
-// reads of the threads that sync on the same barrier.
-__device__ __forceinline__ void named_sync(int id, int count) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+// reads of the threads that sync on the same barrier. The id is an
+// immediate: with an id in a register ptxas reserves all 16 barriers for the
+// block, and barriers then cap the blocks per SM at 4.
+template <int kId>
+__device__ __forceinline__ void named_sync(int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"n"(kId), "r"(count) : "memory");
 }
-__device__ __forceinline__ void named_arrive(int id, int count) {
-  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+template <int kId>
+__device__ __forceinline__ void named_arrive(int count) {
+  asm volatile("bar.arrive %0, %1;\n" ::"n"(kId), "r"(count) : "memory");
+}
+
+// Barrier kFirst + i for a run-time i in [0, kN): a short chain of
+// compares, each branch with an immediate id.
+template <int kFirst, int kN>
+__device__ __forceinline__ void named_sync_at(int i, int count) {
+  if constexpr (kN == 1) {
+    named_sync<kFirst>(count);
+  } else if (i == 0) {
+    named_sync<kFirst>(count);
+  } else {
+    named_sync_at<kFirst + 1, kN - 1>(i - 1, count);
+  }
+}
+template <int kFirst, int kN>
+__device__ __forceinline__ void named_arrive_at(int i, int count) {
+  if constexpr (kN == 1) {
+    named_arrive<kFirst>(count);
+  } else if (i == 0) {
+    named_arrive<kFirst>(count);
+  } else {
+    named_arrive_at<kFirst + 1, kN - 1>(i - 1, count);
+  }
 }
 
 }  // namespace ssmtune_kernels

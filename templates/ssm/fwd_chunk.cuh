@@ -26,8 +26,9 @@ struct ChunkLanes {
 // (the staged padding is the identity step); y is written only below len.
 // kUnroll groups of 4 per loop step (2 overlaps one group's shuffles with
 // the next group's exps: on the H200 the pipelined kernel gained 4-9% at
-// dstate 16 bf16, the sequential kernel lost 1-5%).
-template <typename Tr, bool kOutput, int kUnroll = 1>
+// dstate 16 bf16, the sequential kernel lost 1-5%). kStagedDu: the u rows
+// already hold delta u.
+template <typename Tr, bool kOutput, int kUnroll = 1, bool kStagedDu = false>
 __device__ __forceinline__ void run_chunk(const ChannelStates<Tr>& cs,
                                           typename Tr::AccT (&h)[ChannelStates<Tr>::kPerThread],
                                           typename Tr::AccT (&aprod)[ChannelStates<Tr>::kPerThread],
@@ -39,13 +40,20 @@ __device__ __forceinline__ void run_chunk(const ChannelStates<Tr>& cs,
   constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
   float* dt_row = smem + l.dt + c * l.row;
   const float* u_row = smem + l.u + c * l.row;
+  // Where this lane leaves its sums: the consumed dt row, from its first
+  // timestep on. The last group's sums past len land in the row's padding
+  // (t + 3 < kChunk), which no one reads, so the stores need no check.
+  float* y_row = dt_row + Reduce::first(s);
+  const bool owner = Reduce::owner(s);
 #pragma unroll kUnroll
   for (int t = 0; t < len; t += 4) {
     float dt[4], du[4];
     lds4(dt_row + t, dt);
     lds4(u_row + t, du);
+    if constexpr (!kStagedDu) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) du[j] *= dt[j];
+      for (int j = 0; j < 4; ++j) du[j] *= dt[j];
+    }
     AccT y[4] = {0, 0, 0, 0};
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
@@ -82,11 +90,9 @@ __device__ __forceinline__ void run_chunk(const ChannelStates<Tr>& cs,
     }
     if constexpr (kOutput) {
       Reduce::run(y, s, ChunkLanes<Tr>::kLaneStride);
-      if (Reduce::owner(s)) {
-        const int first = t + Reduce::first(s);
+      if (owner) {
 #pragma unroll
-        for (int j = 0; j < Reduce::kKeep; ++j)
-          if (first + j < len) dt_row[first + j] = static_cast<float>(y[j]);
+        for (int j = 0; j < Reduce::kKeep; ++j) y_row[t + j] = static_cast<float>(y[j]);
       }
     }
   }

@@ -107,12 +107,14 @@ constexpr int kPipeProducerThreads = 64;
 // (halves, or a delta transform), two landing slots that receive a chunk's
 // raw rows as they are in memory (dt and u per channel, then B and C per
 // state, `chunk` elements each, unpadded); then a table of 16 bytes per row
-// (its global start and where it lands), filled once per block.
+// (its global start and where it lands) and one of 24 bytes per channel
+// (its output rows), filled once per block.
 struct PipeSmemLayout {
   int stage_floats;  // one stage
   int land_offset;   // bytes from the start; 0 when nothing lands raw
   int land_bytes;    // one landing slot
   int table_offset;  // bytes from the start
+  int outs_offset;   // bytes from the start
   int rows;          // rows copied per chunk
   int bytes;         // total
 };
@@ -126,7 +128,8 @@ SSMTUNE_HD constexpr PipeSmemLayout pipe_smem_layout(int dstate, int chunk, int 
   l.land_offset = convert ? 4 * stages * l.stage_floats : 0;
   l.land_bytes = convert ? l.rows * chunk * in_bytes : 0;
   l.table_offset = 4 * stages * l.stage_floats + 2 * l.land_bytes;
-  l.bytes = l.table_offset + 16 * l.rows;
+  l.outs_offset = l.table_offset + 16 * l.rows;
+  l.bytes = l.outs_offset + 24 * d_step;
   return l;
 }
 

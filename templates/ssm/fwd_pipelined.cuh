@@ -16,12 +16,20 @@
 namespace ssmtune_kernels {
 
 // One row of a chunk as the producers copy it: its global start (timestep
-// 0), its byte offset in a stage (or landing slot), and whether it belongs to
-// a channel past the tile (copied as zeros).
+// 0), the byte offset where its copies land (a landing slot when
+// converting, else a stage) and the float offset of its row in a stage.
 struct PipeRow {
   const char* src;
-  int dst;
-  int idle;
+  int land;
+  int stage;
+};
+
+// One channel's output rows (timestep 0).
+template <typename InT>
+struct PipeOutRow {
+  InT* out;
+  const InT* z;
+  InT* out_z;
 };
 
 template <typename Tr>
@@ -35,6 +43,10 @@ struct PipeRing {
   static constexpr int kBlock = Tr::kThreads + kProd;
   // fp32 rows that need no transform land in the float stages directly.
   static constexpr bool kConvert = sizeof(InT) != 4 || Tr::kHasBias || Tr::kSoftplus;
+  // Converting, with no D u to add and no delta transform, the u rows are
+  // staged as du = delta u (the compute loop's product, made once per
+  // channel instead of once per lane).
+  static constexpr bool kStagesDu = kConvert && !Tr::kHasD && !Tr::kHasBias && !Tr::kSoftplus;
   static constexpr int kEs = static_cast<int>(sizeof(InT));
   static constexpr int kPiece = 16 / kEs;              // elements per copy
   static constexpr int kPieces = Tr::kChunk / kPiece;  // copies per row
@@ -48,11 +60,25 @@ struct PipeRing {
   static_assert(Tr::kChunk % kPiece == 0, "pipelined: chunk must be a multiple of 16 bytes");
   static_assert(kBlock <= 1024, "pipelined: compute and producer threads must be <= 1024");
 
-  // Named barriers: stage s is full (producers -> compute) or empty
-  // (compute -> producers); the producers' own barrier is the last one.
-  __device__ __forceinline__ static int full(int s) { return 1 + s; }
-  __device__ __forceinline__ static int empty(int s) { return 1 + kStages + s; }
-  __device__ __forceinline__ static void producers_sync() { named_sync(15, kProd); }
+  // Named barriers: stage s is full (producers -> compute, 1 + s) or empty
+  // (compute -> producers, 1 + kStages + s); the producers' own barrier
+  // comes after them. 2 kStages + 2 barriers per block in all.
+  static constexpr int kBarriers = 2 * kStages + 2;
+  __device__ __forceinline__ static void sync_full(int s) {
+    named_sync_at<1, kStages>(s, kBlock);
+  }
+  __device__ __forceinline__ static void arrive_full(int s) {
+    named_arrive_at<1, kStages>(s, kBlock);
+  }
+  __device__ __forceinline__ static void sync_empty(int s) {
+    named_sync_at<1 + kStages, kStages>(s, kBlock);
+  }
+  __device__ __forceinline__ static void arrive_empty(int s) {
+    named_arrive_at<1 + kStages, kStages>(s, kBlock);
+  }
+  __device__ __forceinline__ static void producers_sync() {
+    named_sync<1 + 2 * kStages>(kProd);
+  }
 
   __device__ __forceinline__ static float* stage(float* smem, int j) {
     return smem + (j % kStages) * kP.stage_floats;
@@ -63,6 +89,13 @@ struct PipeRing {
   }
   __device__ __forceinline__ static PipeRow* table(float* smem) {
     return reinterpret_cast<PipeRow*>(reinterpret_cast<char*>(smem) + kP.table_offset);
+  }
+  __device__ __forceinline__ static PipeOutRow<InT>* outs(float* smem) {
+    return reinterpret_cast<PipeOutRow<InT>*>(reinterpret_cast<char*>(smem) + kP.outs_offset);
+  }
+  // Rows of channels past the tile are copied as zeros.
+  __device__ __forceinline__ static bool idle(int r, const Tile& tile) {
+    return r < 2 * Tr::kDStep && r % Tr::kDStep >= tile.nd;
   }
 };
 
@@ -82,9 +115,10 @@ struct PipeProducer {
     return min(Tr::kChunk, p.seqlen - start(j));
   }
 
-  // Fills the row table: dt and u rows per channel, then B and C rows per
-  // state. Channels past the tile point at channel d0's row (valid memory;
-  // their copies read nothing).
+  // Fills the tables: dt and u rows per channel, then B and C rows per
+  // state; each channel's output rows. Channels past the tile point at
+  // channel d0's rows (valid memory; their copies read nothing, and their
+  // outputs are not written).
   __device__ __forceinline__ void fill_table() const {
     constexpr ChunkSmemLayout l = Ring::kL;
     PipeRow* table = Ring::table(smem);
@@ -92,20 +126,17 @@ struct PipeProducer {
       PipeRow row;
       long long off;
       const void* base;
-      int dst_float;
-      row.idle = 0;
       if (r < 2 * Tr::kDStep) {
         const int c = r % Tr::kDStep;
-        row.idle = c >= tile.nd;
-        const int d = tile.d0 + (row.idle ? 0 : c);
+        const int d = tile.d0 + (c < tile.nd ? c : 0);
         if (r < Tr::kDStep) {
           base = p.delta;
           off = tile.b * p.delta_batch_stride + d * p.delta_dim_stride;
-          dst_float = l.dt + c * l.row;
+          row.stage = l.dt + c * l.row;
         } else {
           base = p.u;
           off = tile.b * p.u_batch_stride + d * p.u_dim_stride;
-          dst_float = l.u + c * l.row;
+          row.stage = l.u + c * l.row;
         }
       } else {
         const int k = r - 2 * Tr::kDStep;
@@ -114,19 +145,35 @@ struct PipeProducer {
         base = is_b ? p.B : p.C;
         off = is_b ? bc_index(p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, tile, n, 0)
                    : bc_index(p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, tile, n, 0);
-        dst_float = (is_b ? l.b : l.c) + n * l.bc_row;
+        row.stage = (is_b ? l.b : l.c) + n * l.bc_row;
       }
       row.src = static_cast<const char*>(base) + off * Ring::kEs;
-      row.dst = Ring::kConvert ? r * Tr::kChunk * Ring::kEs : 4 * dst_float;
+      row.land = Ring::kConvert ? r * Tr::kChunk * Ring::kEs : 4 * row.stage;
       table[r] = row;
+    }
+    PipeOutRow<InT>* outs = Ring::outs(smem);
+    for (int c = lane; c < Tr::kDStep; c += Ring::kProd) {
+      const int d = tile.d0 + (c < tile.nd ? c : 0);
+      PipeOutRow<InT> o;
+      o.out = static_cast<InT*>(p.out) + tile.b * p.out_batch_stride + d * p.out_dim_stride;
+      o.z = nullptr;
+      o.out_z = nullptr;
+      if constexpr (Tr::kHasZ) {
+        o.z = static_cast<const InT*>(p.z) + tile.b * p.z_batch_stride + d * p.z_dim_stride;
+        o.out_z =
+            static_cast<InT*>(p.out_z) + tile.b * p.out_z_batch_stride + d * p.out_z_dim_stride;
+      }
+      outs[c] = o;
     }
     Ring::producers_sync();
   }
 
   // Issues chunk j's copies (none past the last chunk) and closes one copy
   // group either way, so that chunk j is always group j of this thread.
-  // Rows that are not 16-byte aligned are copied element by element, at
-  // once (a rare path, kept small: its registers count for the whole kernel).
+  // Copies past the end and of idle rows read nothing and zero-fill, so a
+  // chunk lands with the identity step as its padding. Rows that are not
+  // 16-byte aligned are copied element by element, at once (a rare path,
+  // kept small: its registers count for the whole kernel).
   __device__ __forceinline__ void issue(int j) const {
     if (j < p.n_chunks) {
       const bool aligned = p.align16 != 0;
@@ -137,10 +184,10 @@ struct PipeProducer {
       for (int i = lane; i < Ring::kRows * Ring::kPieces; i += Ring::kProd) {
         const int r = i / Ring::kPieces, t = (i % Ring::kPieces) * Ring::kPiece;
         const PipeRow row = table[r];
-        const int elems = row.idle ? 0 : max(0, min(Ring::kPiece, len - t));
+        const int elems = Ring::idle(r, tile) ? 0 : max(0, min(Ring::kPiece, len - t));
         // Past the end, read from the chunk's start (valid) and zero-fill.
         const char* src = row.src + static_cast<long long>(t0 + (elems > 0 ? t : 0)) * Ring::kEs;
-        char* dst = base + row.dst + t * Ring::kEs;
+        char* dst = base + row.land + t * Ring::kEs;
         if (aligned) {
           cp_async16(dst, src, elems * Ring::kEs);
         } else {
@@ -155,33 +202,49 @@ struct PipeProducer {
   }
 
   // Makes chunk j's float stage complete: waits for its copies and, when
-  // converting, turns the landing slot into float rows and refills the slot
-  // with chunk j + kLand.
+  // converting, turns the landing slot into float rows, 16 bytes of raw
+  // row at a time, and refills the slot with chunk j + kLand. The landing
+  // slot's padding and idle rows are zeros already; only a delta transform
+  // must be kept off them.
   __device__ __forceinline__ void ready(int j) const {
-    constexpr ChunkSmemLayout l = Ring::kL;
-    float* s = Ring::stage(smem, j);
-    const int len = length(j);
     if constexpr (Ring::kConvert) {
+      constexpr int kQuads = Ring::kPiece / 4;  // groups of 4 per piece
       cp_async_wait<Ring::kLand - 1>();
       Ring::producers_sync();  // every producer's copies are visible to all
-      const InT* land = Ring::landing(smem, j);
-      constexpr int kGroups = Tr::kChunk / 4;
-      for (int i = lane; i < Tr::kDStep * kGroups; i += Ring::kProd) {
-        const int c = i / kGroups, t = (i % kGroups) * 4;
-        if (t >= len) continue;
-        const int valid = c < tile.nd ? min(4, len - t) : 0;
-        const Raw dv = *reinterpret_cast<const Raw*>(land + c * Tr::kChunk + t);
-        const Raw uv = *reinterpret_cast<const Raw*>(land + (Tr::kDStep + c) * Tr::kChunk + t);
-        ChunkStage<Tr>::store(p, tile, c, t, valid, dv, uv, s, l);
-      }
-      for (int i = lane; i < Ring::kBcRows * kGroups; i += Ring::kProd) {
-        const int k = i / kGroups, t = (i % kGroups) * 4;
-        if (t >= len) continue;
-        const Raw v = *reinterpret_cast<const Raw*>(land + (2 * Tr::kDStep + k) * Tr::kChunk + t);
-        const bool is_b = Tr::kVarB && k < Tr::kN;
-        float* row =
-            is_b ? s + l.b + k * l.bc_row : s + l.c + (Tr::kVarB ? k - Tr::kN : k) * l.bc_row;
-        BcStage<Tr>::store(v, row + t);
+      float* s = Ring::stage(smem, j);
+      const char* land = reinterpret_cast<const char*>(Ring::landing(smem, j));
+      const PipeRow* table = Ring::table(smem);
+      const int len = length(j);
+      for (int i = lane; i < Ring::kRows * Ring::kPieces; i += Ring::kProd) {
+        const int r = i / Ring::kPieces, t = (i % Ring::kPieces) * Ring::kPiece;
+        const PipeRow row = table[r];
+        const Raw* from = reinterpret_cast<const Raw*>(land + row.land + t * Ring::kEs);
+        const bool du_row = Ring::kStagesDu && r >= Tr::kDStep && r < 2 * Tr::kDStep;
+        const Raw* dt_from = reinterpret_cast<const Raw*>(
+            land + (du_row ? table[r - Tr::kDStep].land : row.land) + t * Ring::kEs);
+#pragma unroll
+        for (int q = 0; q < kQuads; ++q) {
+          float f[4];
+          unpack4<InT>(from[q], f);
+          if constexpr (Ring::kStagesDu) {
+            if (du_row) {
+              float dt[4];
+              unpack4<InT>(dt_from[q], dt);
+#pragma unroll
+              for (int e = 0; e < 4; ++e) f[e] *= dt[e];
+            }
+          }
+          if constexpr (Tr::kHasBias || Tr::kSoftplus) {
+            if (r < Tr::kDStep) {
+              const bool live = r < tile.nd;
+              const float bias = Tr::kHasBias && live ? p.delta_bias[tile.d0 + r] : 0.0f;
+#pragma unroll
+              for (int e = 0; e < 4; ++e)
+                f[e] = live && t + 4 * q + e < len ? transform_delta<Tr>(f[e], bias) : 0.0f;
+            }
+          }
+          sts4(s + row.stage + t + 4 * q, f);
+        }
       }
       Ring::producers_sync();  // the slot is read before it is refilled
       issue(j + Ring::kLand);
@@ -189,17 +252,57 @@ struct PipeProducer {
       cp_async_wait<Ring::kStages - 2>();
     }
   }
+
+  // Writes chunk j's outputs (y + D u, then y silu(z)) from its stage, where
+  // the compute warps left y in the dt rows.
+  __device__ __forceinline__ void write(int j) const {
+    constexpr ChunkSmemLayout l = Ring::kL;
+    constexpr int kGroups = Tr::kChunk / 4;
+    const float* s = Ring::stage(smem, j);
+    const PipeOutRow<InT>* outs = Ring::outs(smem);
+    const int t0 = start(j), len = length(j);
+    const bool vec = p.vec4 != 0;
+    for (int i = lane; i < Tr::kDStep * kGroups; i += Ring::kProd) {
+      const int c = i / kGroups, t = (i % kGroups) * 4;
+      if (c >= tile.nd || t >= len) continue;
+      const int valid = min(4, len - t);
+      float y[4];
+      lds4(s + l.dt + c * l.row + t, y);
+      if constexpr (Tr::kHasD) {
+        float u[4];
+        lds4(s + l.u + c * l.row + t, u);
+        const float dd = p.D[tile.d0 + c];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) y[e] = fmaf(dd, u[e], y[e]);
+      }
+      const PipeOutRow<InT> o = outs[c];
+      store4<InT>(o.out, t0 + t, valid, vec, y);
+      if constexpr (Tr::kHasZ) {
+        float z[4];
+        load4<InT>(o.z, t0 + t, valid, vec, z);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) y[e] *= silu(z[e]);
+        store4<InT>(o.out_z, t0 + t, valid, vec, y);
+      }
+    }
+  }
 };
 
-// Resident blocks to ask of ptxas, for a register ceiling per thread of 64
-// at up to 4 states per thread and 128 above. Left to itself, ptxas gave
-// the 192-thread default 62 registers, but 56 and spills once every flag
-// was on.
+// Resident blocks to ask of ptxas (__launch_bounds__), which sets the
+// register ceiling to 64K / (blocks x threads): as many blocks as shared
+// memory and the barriers allow on an sm_90 SM (228 KiB, 1 KiB reserved per
+// block; 64 barriers), so registers never cap the blocks below those two
+// limits and the compute loop gets every register they leave. The 64-
+// register ceiling this replaced made ptxas re-derive the lanes' store
+// addresses from %tid inside the loop. fp64 accumulation (the accuracy
+// anchor, never the fast choice) asks for one block: no ceiling, no spills.
 template <typename Tr>
 struct PipeMinBlocks {
-  static constexpr int kRegs = ChannelStates<Tr>::kPerThread > 4 ? 128 : 64;
-  static constexpr int kRaw = 65536 / ((Tr::kThreads + kPipeProducerThreads) * kRegs);
-  static constexpr int value = kRaw < 1 ? 1 : kRaw;
+  using Ring = PipeRing<Tr>;
+  static constexpr int kBySmem = 233472 / (Ring::kP.bytes + 1024);
+  static constexpr int kByBarriers = 64 / Ring::kBarriers;
+  static constexpr int kRaw = kBySmem < kByBarriers ? kBySmem : kByBarriers;
+  static constexpr int value = sizeof(typename Tr::AccT) == 8 || kRaw < 1 ? 1 : kRaw;
 };
 
 template <typename Tr>
@@ -224,13 +327,12 @@ __global__ void __launch_bounds__(Tr::kThreads + kPipeProducerThreads, PipeMinBl
     constexpr int kAhead = Ring::kConvert ? Ring::kLand : kS;
     for (int j = 0; j < kAhead; ++j) pr.issue(j);
     pr.ready(0);
-    named_arrive(Ring::full(0), Ring::kBlock);
+    Ring::arrive_full(0);
     for (int i = 0; i < n_chunks; ++i) {
       // The compute warps run chunk i; hand back chunk i - 1's stage.
       if (i >= 1) {
-        named_sync(Ring::empty((i - 1) % kS), Ring::kBlock);
-        write_chunk<Tr>(p, tile, pr.start(i - 1), pr.length(i - 1), Ring::stage(smem, i - 1), l,
-                        pr.lane, Ring::kProd);
+        Ring::sync_empty((i - 1) % kS);
+        pr.write(i - 1);
         if constexpr (!Ring::kConvert) {
           Ring::producers_sync();  // its outputs are read before the copies overwrite it
           pr.issue(i - 1 + kS);
@@ -238,12 +340,11 @@ __global__ void __launch_bounds__(Tr::kThreads + kPipeProducerThreads, PipeMinBl
       }
       if (i + 1 < n_chunks) {
         pr.ready(i + 1);
-        named_arrive(Ring::full((i + 1) % kS), Ring::kBlock);
+        Ring::arrive_full((i + 1) % kS);
       }
     }
-    named_sync(Ring::empty((n_chunks - 1) % kS), Ring::kBlock);
-    write_chunk<Tr>(p, tile, pr.start(n_chunks - 1), pr.length(n_chunks - 1),
-                    Ring::stage(smem, n_chunks - 1), l, pr.lane, Ring::kProd);
+    Ring::sync_empty((n_chunks - 1) % kS);
+    pr.write(n_chunks - 1);
     return;
   }
 
@@ -264,9 +365,9 @@ __global__ void __launch_bounds__(Tr::kThreads + kPipeProducerThreads, PipeMinBl
   }
   for (int j = 0; j < n_chunks; ++j) {
     const int len = min(Tr::kChunk, p.seqlen - j * Tr::kChunk);
-    named_sync(Ring::full(j % kS), Ring::kBlock);
-    run_chunk<Tr, true, 2>(cs, h, unused, c, s, len, Ring::stage(smem, j), l);
-    named_arrive(Ring::empty(j % kS), Ring::kBlock);
+    Ring::sync_full(j % kS);
+    run_chunk<Tr, true, 2, Ring::kStagesDu>(cs, h, unused, c, s, len, Ring::stage(smem, j), l);
+    Ring::arrive_empty(j % kS);
   }
   if constexpr (Tr::kLastState) {
     if (active) {
