@@ -64,9 +64,7 @@ struct PipeRing {
   // (compute -> producers, 1 + kStages + s); the producers' own barrier
   // comes after them. 2 kStages + 2 barriers per block in all.
   static constexpr int kBarriers = 2 * kStages + 2;
-  __device__ __forceinline__ static void sync_full(int s) {
-    named_sync_at<1, kStages>(s, kBlock);
-  }
+  __device__ __forceinline__ static void sync_full(int s) { named_sync_at<1, kStages>(s, kBlock); }
   __device__ __forceinline__ static void arrive_full(int s) {
     named_arrive_at<1, kStages>(s, kBlock);
   }
@@ -76,9 +74,7 @@ struct PipeRing {
   __device__ __forceinline__ static void arrive_empty(int s) {
     named_arrive_at<1 + kStages, kStages>(s, kBlock);
   }
-  __device__ __forceinline__ static void producers_sync() {
-    named_sync<1 + 2 * kStages>(kProd);
-  }
+  __device__ __forceinline__ static void producers_sync() { named_sync<1 + 2 * kStages>(kProd); }
 
   __device__ __forceinline__ static float* stage(float* smem, int j) {
     return smem + (j % kStages) * kP.stage_floats;
