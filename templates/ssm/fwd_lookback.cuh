@@ -61,13 +61,8 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_lookback(const SsmFwdPar
   run_chunk<Tr, false>(cs, h, aprod, c, s, len, smem, l);  // the chunk's map (aprod, h)
 
   if (chunk == 0) {
-#pragma unroll
-    for (int k = 0; k < kPer; ++k) {
-      const int n = ChannelStates<Tr>::state(s, k);
-      hin[k] = 0;
-      if constexpr (Tr::kH0)
-        if (active && n < Tr::kN) hin[k] = p.h0[b * p.h0_batch_stride + d * p.h0_dim_stride + n];
-    }
+    AccT unused[kPer];
+    ChannelStates<Tr>::init(p, b, d, s, active, hin, unused);
   } else {
     // Publish the aggregate, then look back.
 #pragma unroll
@@ -133,17 +128,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_lookback(const SsmFwdPar
   run_chunk<Tr, true>(cs, hin, aprod, c, s, len, smem, l);
   __syncthreads();
   write_chunk<Tr>(p, tile, t0, len, smem, l);
-  if constexpr (Tr::kLastState) {
-    if (active && chunk == p.n_chunks - 1) {
-#pragma unroll
-      for (int k = 0; k < kPer; ++k) {
-        const int n = ChannelStates<Tr>::state(s, k);
-        if (n < Tr::kN)
-          p.last_state[b * p.last_state_batch_stride + d * p.last_state_dim_stride + n] =
-              static_cast<float>(hin[k]);
-      }
-    }
-  }
+  if (chunk == p.n_chunks - 1) ChannelStates<Tr>::store_last(p, b, d, s, active, hin);
 }
 
 }  // namespace ssmtune_kernels

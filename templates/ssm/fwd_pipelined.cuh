@@ -43,10 +43,6 @@ struct PipeRing {
   static constexpr int kBlock = Tr::kThreads + kProd;
   // fp32 rows that need no transform land in the float stages directly.
   static constexpr bool kConvert = sizeof(InT) != 4 || Tr::kHasBias || Tr::kSoftplus;
-  // Converting, with no D u to add and no delta transform, the u rows are
-  // staged as du = delta u (the compute loop's product, made once per
-  // channel instead of once per lane).
-  static constexpr bool kStagesDu = kConvert && !Tr::kHasD && !Tr::kHasBias && !Tr::kSoftplus;
   static constexpr int kEs = static_cast<int>(sizeof(InT));
   static constexpr int kPiece = 16 / kEs;              // elements per copy
   static constexpr int kPieces = Tr::kChunk / kPiece;  // copies per row
@@ -91,7 +87,23 @@ struct PipeRing {
   }
   // Rows of channels past the tile are copied as zeros.
   __device__ __forceinline__ static bool idle(int r, const Tile& tile) {
-    return r < 2 * Tr::kDStep && r % Tr::kDStep >= tile.nd;
+    return r < 2 * Tr::kDStep && static_cast<int>(static_cast<unsigned>(r) % Tr::kDStep) >= tile.nd;
+  }
+
+  // Calls f(row, k) for the (row, piece k) pairs of a kRowsN x kPer grid
+  // that producer `lane` owns. Where kPer divides the producer count, a
+  // lane keeps one piece index and steps through rows (no division per
+  // piece); otherwise pieces are dealt out one by one.
+  template <int kRowsN, int kPer, typename F>
+  __device__ __forceinline__ static void for_each_piece(int lane, F&& f) {
+    const unsigned ul = static_cast<unsigned>(lane);
+    if constexpr (kProd % kPer == 0) {
+      const int k = static_cast<int>(ul % kPer);
+      for (int r = static_cast<int>(ul / kPer); r < kRowsN; r += kProd / kPer) f(r, k);
+    } else {
+      for (unsigned i = ul; i < unsigned{kRowsN * kPer}; i += kProd)
+        f(static_cast<int>(i / kPer), static_cast<int>(i % kPer));
+    }
   }
 };
 
@@ -177,12 +189,13 @@ struct PipeProducer {
       char* base = Ring::kConvert ? reinterpret_cast<char*>(Ring::landing(smem, j))
                                   : reinterpret_cast<char*>(Ring::stage(smem, j));
       const PipeRow* table = Ring::table(smem);
-      for (int i = lane; i < Ring::kRows * Ring::kPieces; i += Ring::kProd) {
-        const int r = i / Ring::kPieces, t = (i % Ring::kPieces) * Ring::kPiece;
+      const long long t0_bytes = static_cast<long long>(t0) * Ring::kEs;
+      Ring::template for_each_piece<Ring::kRows, Ring::kPieces>(lane, [&](int r, int k) {
+        const int t = k * Ring::kPiece;
         const PipeRow row = table[r];
         const int elems = Ring::idle(r, tile) ? 0 : max(0, min(Ring::kPiece, len - t));
         // Past the end, read from the chunk's start (valid) and zero-fill.
-        const char* src = row.src + static_cast<long long>(t0 + (elems > 0 ? t : 0)) * Ring::kEs;
+        const char* src = row.src + t0_bytes + (elems > 0 ? t * Ring::kEs : 0);
         char* dst = base + row.land + t * Ring::kEs;
         if (aligned) {
           cp_async16(dst, src, elems * Ring::kEs);
@@ -192,7 +205,7 @@ struct PipeProducer {
           Bits* to = reinterpret_cast<Bits*>(dst);
           for (int e = 0; e < Ring::kPiece; ++e) to[e] = e < elems ? from[e] : Bits(0);
         }
-      }
+      });
     }
     cp_async_commit();
   }
@@ -211,37 +224,38 @@ struct PipeProducer {
       const char* land = reinterpret_cast<const char*>(Ring::landing(smem, j));
       const PipeRow* table = Ring::table(smem);
       const int len = length(j);
-      for (int i = lane; i < Ring::kRows * Ring::kPieces; i += Ring::kProd) {
-        const int r = i / Ring::kPieces, t = (i % Ring::kPieces) * Ring::kPiece;
+      Ring::template for_each_piece<Ring::kRows, Ring::kPieces>(lane, [&](int r, int k) {
+        const int t = k * Ring::kPiece;
         const PipeRow row = table[r];
-        const Raw* from = reinterpret_cast<const Raw*>(land + row.land + t * Ring::kEs);
-        const bool du_row = Ring::kStagesDu && r >= Tr::kDStep && r < 2 * Tr::kDStep;
-        const Raw* dt_from = reinterpret_cast<const Raw*>(
-            land + (du_row ? table[r - Tr::kDStep].land : row.land) + t * Ring::kEs);
+        // One 16-byte piece: 4 fp32 or 8 halves.
+        const uint4 raw = *reinterpret_cast<const uint4*>(land + row.land + t * Ring::kEs);
+        const unsigned words[4] = {raw.x, raw.y, raw.z, raw.w};
+        float f[Ring::kPiece];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          if constexpr (sizeof(InT) == 4) {
+            f[e] = __uint_as_float(words[e]);
+          } else {
+            const float2 v = unpack2(words[e], InT{});
+            f[2 * e] = v.x;
+            f[2 * e + 1] = v.y;
+          }
+        }
+        if constexpr (Tr::kHasBias || Tr::kSoftplus) {
+          if (r < Tr::kDStep) {
+            const bool live = r < tile.nd;
+            const float bias = Tr::kHasBias && live ? p.delta_bias[tile.d0 + r] : 0.0f;
+#pragma unroll
+            for (int e = 0; e < Ring::kPiece; ++e)
+              f[e] = live && t + e < len ? transform_delta<Tr>(f[e], bias) : 0.0f;
+          }
+        }
 #pragma unroll
         for (int q = 0; q < kQuads; ++q) {
-          float f[4];
-          unpack4<InT>(from[q], f);
-          if constexpr (Ring::kStagesDu) {
-            if (du_row) {
-              float dt[4];
-              unpack4<InT>(dt_from[q], dt);
-#pragma unroll
-              for (int e = 0; e < 4; ++e) f[e] *= dt[e];
-            }
-          }
-          if constexpr (Tr::kHasBias || Tr::kSoftplus) {
-            if (r < Tr::kDStep) {
-              const bool live = r < tile.nd;
-              const float bias = Tr::kHasBias && live ? p.delta_bias[tile.d0 + r] : 0.0f;
-#pragma unroll
-              for (int e = 0; e < 4; ++e)
-                f[e] = live && t + 4 * q + e < len ? transform_delta<Tr>(f[e], bias) : 0.0f;
-            }
-          }
-          sts4(s + row.stage + t + 4 * q, f);
+          const float v[4] = {f[4 * q], f[4 * q + 1], f[4 * q + 2], f[4 * q + 3]};
+          sts4(s + row.stage + t + 4 * q, v);
         }
-      }
+      });
       Ring::producers_sync();  // the slot is read before it is refilled
       issue(j + Ring::kLand);
     } else {
@@ -258,9 +272,9 @@ struct PipeProducer {
     const PipeOutRow<InT>* outs = Ring::outs(smem);
     const int t0 = start(j), len = length(j);
     const bool vec = p.vec4 != 0;
-    for (int i = lane; i < Tr::kDStep * kGroups; i += Ring::kProd) {
-      const int c = i / kGroups, t = (i % kGroups) * 4;
-      if (c >= tile.nd || t >= len) continue;
+    Ring::template for_each_piece<Tr::kDStep, kGroups>(lane, [&](int c, int k) {
+      const int t = 4 * k;
+      if (c >= tile.nd || t >= len) return;
       const int valid = min(4, len - t);
       float y[4];
       lds4(s + l.dt + c * l.row + t, y);
@@ -280,7 +294,7 @@ struct PipeProducer {
         for (int e = 0; e < 4; ++e) y[e] *= silu(z[e]);
         store4<InT>(o.out_z, t0 + t, valid, vec, y);
       }
-    }
+    });
   }
 };
 
@@ -351,31 +365,14 @@ __global__ void __launch_bounds__(Tr::kThreads + kPipeProducerThreads, PipeMinBl
   ChannelStates<Tr> cs;
   cs.load(p, d, s, active);
   AccT h[kPer], unused[kPer];
-#pragma unroll
-  for (int k = 0; k < kPer; ++k) {
-    const int n = ChannelStates<Tr>::state(s, k);
-    h[k] = 0;
-    if constexpr (Tr::kH0)
-      if (active && n < Tr::kN) h[k] = p.h0[tile.b * p.h0_batch_stride + d * p.h0_dim_stride + n];
-    unused[k] = 1;
-  }
+  ChannelStates<Tr>::init(p, tile.b, d, s, active, h, unused);
   for (int j = 0; j < n_chunks; ++j) {
     const int len = min(Tr::kChunk, p.seqlen - j * Tr::kChunk);
     Ring::sync_full(j % kS);
-    run_chunk<Tr, true, 2, Ring::kStagesDu>(cs, h, unused, c, s, len, Ring::stage(smem, j), l);
+    run_chunk<Tr, true, 2>(cs, h, unused, c, s, len, Ring::stage(smem, j), l);
     Ring::arrive_empty(j % kS);
   }
-  if constexpr (Tr::kLastState) {
-    if (active) {
-#pragma unroll
-      for (int k = 0; k < kPer; ++k) {
-        const int n = ChannelStates<Tr>::state(s, k);
-        if (n < Tr::kN)
-          p.last_state[tile.b * p.last_state_batch_stride + d * p.last_state_dim_stride + n] =
-              static_cast<float>(h[k]);
-      }
-    }
-  }
+  ChannelStates<Tr>::store_last(p, tile.b, d, s, active, h);
 }
 
 }  // namespace ssmtune_kernels

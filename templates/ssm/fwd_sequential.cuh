@@ -28,14 +28,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_sequential(const SsmFwdP
   ChannelStates<Tr> cs;
   cs.load(p, d, s, active);
   AccT h[kPer], unused[kPer];
-#pragma unroll
-  for (int k = 0; k < kPer; ++k) {
-    const int n = ChannelStates<Tr>::state(s, k);
-    h[k] = 0;
-    if constexpr (Tr::kH0)
-      if (active && n < Tr::kN) h[k] = p.h0[tile.b * p.h0_batch_stride + d * p.h0_dim_stride + n];
-    unused[k] = 1;
-  }
+  ChannelStates<Tr>::init(p, tile.b, d, s, active, h, unused);
 
   // kItems 2: the next chunk's reads are in flight while the current one
   // runs (registers); 1: each chunk is read and stored in one go.
@@ -59,17 +52,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_sequential(const SsmFwdP
     write_chunk<Tr>(p, tile, t0, len, smem, l);
   }
 
-  if constexpr (Tr::kLastState) {
-    if (active) {
-#pragma unroll
-      for (int k = 0; k < kPer; ++k) {
-        const int n = ChannelStates<Tr>::state(s, k);
-        if (n < Tr::kN)
-          p.last_state[tile.b * p.last_state_batch_stride + d * p.last_state_dim_stride + n] =
-              static_cast<float>(h[k]);
-      }
-    }
-  }
+  ChannelStates<Tr>::store_last(p, tile.b, d, s, active, h);
 }
 
 }  // namespace ssmtune_kernels

@@ -286,6 +286,35 @@ struct ChannelStates {
 
   __device__ __forceinline__ static int state(int s, int k) { return s + k * Tr::kNSplit; }
 
+  // h = h0 (or 0) for this thread's states of channel d in batch b, and
+  // aprod = 1 (the multiplicative identity the aggregate passes start from).
+  __device__ __forceinline__ static void init(const SsmFwdParams& p, int b, int d, int s,
+                                              bool active, AccT (&h)[kPerThread],
+                                              AccT (&aprod)[kPerThread]) {
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) {
+      const int n = state(s, k);
+      h[k] = 0;
+      if constexpr (Tr::kH0)
+        if (active && n < Tr::kN) h[k] = p.h0[b * p.h0_batch_stride + d * p.h0_dim_stride + n];
+      aprod[k] = 1;
+    }
+  }
+  // Stores this thread's final states as the last state (when asked for).
+  __device__ __forceinline__ static void store_last(const SsmFwdParams& p, int b, int d, int s,
+                                                    bool active, const AccT (&h)[kPerThread]) {
+    if constexpr (Tr::kLastState) {
+      if (!active) return;
+#pragma unroll
+      for (int k = 0; k < kPerThread; ++k) {
+        const int n = state(s, k);
+        if (n < Tr::kN)
+          p.last_state[b * p.last_state_batch_stride + d * p.last_state_dim_stride + n] =
+              static_cast<float>(h[k]);
+      }
+    }
+  }
+
   __device__ __forceinline__ void load(const SsmFwdParams& p, int d, int s, bool active) {
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
