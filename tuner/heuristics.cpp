@@ -109,9 +109,9 @@ DefaultChoice heuristic_default(const Problem& p, int sm_count, size_t max_share
     // kernel, whose compute warps never wait on memory. On the H200 at
     // dstate 16, side by side, its default took 0.212 ms to the sequential
     // default's 0.227 at (8, 1536, 2048) bf16 and 1.40 ms to 1.45 at
-    // (4, 5120, 8192) bf16 (0.200 to 0.198 at the fp32 mid shape); two
-    // groups per loop step then took it to 0.203 and 1.28 ms. At seqlen 64
-    // the sequential kernel was faster.
+    // (4, 5120, 8192) bf16 (0.200 to 0.198 at the fp32 mid shape); later
+    // changes (bench/NOTES.md, versions 4c and 5) took it to 0.172 and
+    // 1.12 ms. At seqlen 64 the sequential kernel was faster.
     const KernelConfig pipe =
         default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
     if (p.seqlen >= 16 * pipe.chunk)
