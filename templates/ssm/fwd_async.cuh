@@ -37,35 +37,24 @@ __device__ __forceinline__ void cp_async_wait() {
 // reads of the threads that sync on the same barrier. The id is an
 // immediate: with an id in a register ptxas reserves all 16 barriers for the
 // block, and barriers then cap the blocks per SM at 4.
-template <int kId>
-__device__ __forceinline__ void named_sync(int count) {
-  asm volatile("bar.sync %0, %1;\n" ::"n"(kId), "r"(count) : "memory");
-}
-template <int kId>
-__device__ __forceinline__ void named_arrive(int count) {
-  asm volatile("bar.arrive %0, %1;\n" ::"n"(kId), "r"(count) : "memory");
+template <bool kArrive, int kId>
+__device__ __forceinline__ void named_barrier(int count) {
+  if constexpr (kArrive)
+    asm volatile("bar.arrive %0, %1;\n" ::"n"(kId), "r"(count) : "memory");
+  else
+    asm volatile("bar.sync %0, %1;\n" ::"n"(kId), "r"(count) : "memory");
 }
 
 // Barrier kFirst + i for a run-time i in [0, kN): a short chain of
 // compares, each branch with an immediate id.
-template <int kFirst, int kN>
-__device__ __forceinline__ void named_sync_at(int i, int count) {
+template <bool kArrive, int kFirst, int kN>
+__device__ __forceinline__ void named_barrier_at(int i, int count) {
   if constexpr (kN == 1) {
-    named_sync<kFirst>(count);
+    named_barrier<kArrive, kFirst>(count);
   } else if (i == 0) {
-    named_sync<kFirst>(count);
+    named_barrier<kArrive, kFirst>(count);
   } else {
-    named_sync_at<kFirst + 1, kN - 1>(i - 1, count);
-  }
-}
-template <int kFirst, int kN>
-__device__ __forceinline__ void named_arrive_at(int i, int count) {
-  if constexpr (kN == 1) {
-    named_arrive<kFirst>(count);
-  } else if (i == 0) {
-    named_arrive<kFirst>(count);
-  } else {
-    named_arrive_at<kFirst + 1, kN - 1>(i - 1, count);
+    named_barrier_at<kArrive, kFirst + 1, kN - 1>(i - 1, count);
   }
 }
 

@@ -26,9 +26,8 @@ struct ChunkLanes {
 // (the staged padding is the identity step); y is written only below len.
 // kUnroll groups of 4 per loop step (2 overlaps one group's shuffles with
 // the next group's exps: on the H200 the pipelined kernel gained 4-9% at
-// dstate 16 bf16, the sequential kernel lost 1-5%). kStagedDu: the u rows
-// already hold delta u.
-template <typename Tr, bool kOutput, int kUnroll = 1, bool kStagedDu = false>
+// dstate 16 bf16, the sequential kernel lost 1-5%).
+template <typename Tr, bool kOutput, int kUnroll = 1>
 __device__ __forceinline__ void run_chunk(const ChannelStates<Tr>& cs,
                                           typename Tr::AccT (&h)[ChannelStates<Tr>::kPerThread],
                                           typename Tr::AccT (&aprod)[ChannelStates<Tr>::kPerThread],
@@ -50,10 +49,8 @@ __device__ __forceinline__ void run_chunk(const ChannelStates<Tr>& cs,
     float dt[4], du[4];
     lds4(dt_row + t, dt);
     lds4(u_row + t, du);
-    if constexpr (!kStagedDu) {
 #pragma unroll
-      for (int j = 0; j < 4; ++j) du[j] *= dt[j];
-    }
+    for (int j = 0; j < 4; ++j) du[j] *= dt[j];
     AccT y[4] = {0, 0, 0, 0};
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {

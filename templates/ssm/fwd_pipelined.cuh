@@ -35,7 +35,6 @@ struct PipeOutRow {
 template <typename Tr>
 struct PipeRing {
   using InT = typename Tr::InT;
-  using Raw = typename Vec4Raw<InT>::type;
   using Bits = typename Vec4Raw<InT>::Bits;   // one element's bits
   static constexpr int kStages = Tr::kItems;  // float stages in the ring
   static constexpr int kLand = 2;             // raw landing slots (conversion only)
@@ -60,17 +59,21 @@ struct PipeRing {
   // (compute -> producers, 1 + kStages + s); the producers' own barrier
   // comes after them. 2 kStages + 2 barriers per block in all.
   static constexpr int kBarriers = 2 * kStages + 2;
-  __device__ __forceinline__ static void sync_full(int s) { named_sync_at<1, kStages>(s, kBlock); }
+  __device__ __forceinline__ static void sync_full(int s) {
+    named_barrier_at<false, 1, kStages>(s, kBlock);
+  }
   __device__ __forceinline__ static void arrive_full(int s) {
-    named_arrive_at<1, kStages>(s, kBlock);
+    named_barrier_at<true, 1, kStages>(s, kBlock);
   }
   __device__ __forceinline__ static void sync_empty(int s) {
-    named_sync_at<1 + kStages, kStages>(s, kBlock);
+    named_barrier_at<false, 1 + kStages, kStages>(s, kBlock);
   }
   __device__ __forceinline__ static void arrive_empty(int s) {
-    named_arrive_at<1 + kStages, kStages>(s, kBlock);
+    named_barrier_at<true, 1 + kStages, kStages>(s, kBlock);
   }
-  __device__ __forceinline__ static void producers_sync() { named_sync<1 + 2 * kStages>(kProd); }
+  __device__ __forceinline__ static void producers_sync() {
+    named_barrier<false, 1 + 2 * kStages>(kProd);
+  }
 
   __device__ __forceinline__ static float* stage(float* smem, int j) {
     return smem + (j % kStages) * kP.stage_floats;
@@ -112,7 +115,6 @@ template <typename Tr>
 struct PipeProducer {
   using Ring = PipeRing<Tr>;
   using InT = typename Tr::InT;
-  using Raw = typename Ring::Raw;
   const SsmFwdParams& p;
   const Tile& tile;
   float* smem;
