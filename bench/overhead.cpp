@@ -12,9 +12,9 @@
 #include "jit/stream.h"
 #include "runtime/call_args.h"
 #include "ssmtune/runtime.h"
-#include "tuner/device_problem.h"
-#include "tuner/fwd_runner.h"
-#include "tuner/heuristics.h"
+#include "tuner/fwd/device_problem.h"
+#include "tuner/fwd/runner.h"
+#include "tuner/fwd/heuristics.h"
 
 using namespace ssmtune;
 
@@ -34,19 +34,19 @@ int main() {
   if (!rt) return fail(rt.status());
   auto dev = jit::query_device(0);
   if (!dev) return fail(dev.status());
-  Problem p;
+  FwdProblem p;
   p.batch = 1;
   p.dim = 64;
   p.seqlen = 64;
   p.dstate = 16;
-  auto dp = DeviceProblem::upload(make_inputs(p, 12345));
+  auto dp = FwdDeviceProblem::upload(make_inputs(p, 12345));
   if (!dp) return fail(dp.status());
   const FwdTensors& t = dp->tensors();
   const ssmtune_fwd_args a = to_c_args(t, false);
   auto stream = jit::Stream::create();
   if (!stream) return fail(stream.status());
   jit::Compiler compiler(jit::TemplateSources::embedded(), nullptr, 1);
-  const KernelConfig c = heuristic_default(p, dev->sm_count, dev->max_shared_per_block).config;
+  const FwdConfig c = heuristic_default(p, dev->sm_count, dev->max_shared_per_block).config;
   auto k = build_fwd_kernel(compiler, p, c, dev->arch(), dev->max_shared_per_block);
   if (!k) return fail(k.status());
   FwdScratch scratch;

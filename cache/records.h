@@ -69,8 +69,8 @@ inline DeviceRecord device_record(const jit::DeviceInfo& d) {
 
 struct Measurement {
   std::string device_uuid;
-  std::string problem_key;  // Problem::key()
-  std::string config_key;   // KernelConfig::key()
+  std::string problem_key;  // FwdProblem::key()
+  std::string config_key;   // FwdConfig::key()
   MeasureStatus status = MeasureStatus::kOk;
   double median_ms = 0;
   double spread_ms = 0;  // run-to-run spread, e.g. the interquartile range

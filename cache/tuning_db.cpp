@@ -12,8 +12,8 @@
 #include <random>
 #include <thread>
 
-#include "tuner/kernel_config.h"
-#include "tuner/problem.h"
+#include "tuner/fwd/config.h"
+#include "tuner/fwd/problem.h"
 
 namespace ssmtune::cache {
 namespace {
@@ -297,7 +297,7 @@ Status TuningDb::require_device(const std::string& uuid) {
 }
 
 Status TuningDb::upsert_problem(const std::string& key) {
-  auto p = Problem::from_key(key);
+  auto p = FwdProblem::from_key(key);
   if (!p) return p.status();
   SSMTUNE_ASSIGN_OR_RETURN(
       Statement st,
@@ -326,7 +326,7 @@ Status TuningDb::upsert_problem(const std::string& key) {
 }
 
 Status TuningDb::upsert_config(const std::string& key) {
-  auto k = KernelConfig::from_key(key);
+  auto k = FwdConfig::from_key(key);
   if (!k) return k.status();
   SSMTUNE_ASSIGN_OR_RETURN(
       Statement st,

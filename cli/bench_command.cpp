@@ -9,7 +9,8 @@
 #include "cli/problem_options.h"
 #include "cli/table.h"
 #include "tuner/evaluator.h"
-#include "tuner/heuristics.h"
+#include "tuner/fwd/family.h"
+#include "tuner/fwd/heuristics.h"
 
 namespace ssmtune::cli {
 namespace {
@@ -30,9 +31,9 @@ void run(const BenchArgs& a) {
   if (!report("bench", fmt.status())) return;
   auto p = a.problem.problem();
   if (!report("bench", p.status())) return;
-  std::vector<KernelConfig> configs;
+  std::vector<FwdConfig> configs;
   for (const auto& k : a.configs) {
-    auto c = KernelConfig::from_key(k);
+    auto c = FwdConfig::from_key(k);
     if (!report("bench", c.status())) return;
     configs.push_back(*c);
   }
@@ -55,18 +56,20 @@ void run(const BenchArgs& a) {
   EvalOptions opt;
   opt.seed = a.seed;
   opt.timing.target_ms = a.target_ms;
-  auto ev = Evaluator::create(gpu->device, *gpu->compiler, *p, opt);
+  auto ev = Evaluator::create(gpu->device, *gpu->compiler, fwd_family(), FwdFamilyProblem(*p), opt);
   if (!report("bench", ev.status())) return;
-  ev->precompile(configs);
-  const Floors f = floors(*p, gpu->device, a.copy_gbs);
+  std::vector<std::string> keys;
+  for (const auto& c : configs) keys.push_back(c.key());
+  ev->precompile(keys);
+  const Floors f = floors_for(p->min_bytes(), p->exp_count(), gpu->device, a.copy_gbs);
   std::cerr << "bench " << p->key() << " on " << gpu->device.name << " (" << ev->reference_kind()
             << " reference, seed " << ev->seed() << "); floors: bytes " << f.bytes_ms * 1e3
             << " us at " << a.copy_gbs << " GB/s, exp " << f.exp_ms * 1e3 << " us\n";
   Table t({"config", "status", "median_ms", "spread_ms", "min_ms", "repeats", "gb_per_s",
            "gexp_per_s", "floor_ms", "x_floor", "rel_l2", "verdict", "registers"});
   for (const auto& c : configs) {
-    const EvalResult r = ev->evaluate(c);
-    if (r.status != EvalStatus::kOk && r.status != EvalStatus::kInaccurate) {
+    const EvalResult r = ev->evaluate(c.key());
+    if (r.status != MeasureStatus::kOk && r.status != MeasureStatus::kInaccurate) {
       std::cerr << c.key() << ": " << to_string(r.status) << ": " << r.detail << "\n";
       t.add_row({c.key(), to_string(r.status)});
       exit_code() = 1;
@@ -78,7 +81,7 @@ void run(const BenchArgs& a) {
     t.add_row({c.key(), to_string(r.status), ms, r.timing.spread_ms, r.timing.min_ms,
                r.timing.repeats, p->min_bytes() / (ms * 1e-3) / 1e9,
                p->exp_count() / (ms * 1e-3) / 1e9, f.floor_ms(), ms / f.floor_ms(),
-               r.score.out.rel_l2, to_string(r.score.verdict), regs});
+               r.output("out") ? r.output("out")->stats.rel_l2 : 0.0, to_string(r.verdict), regs});
   }
   t.print(std::cout, *fmt);
 }

@@ -9,7 +9,8 @@
 #include "cli/problem_options.h"
 #include "cli/table.h"
 #include "tuner/evaluator.h"
-#include "tuner/heuristics.h"
+#include "tuner/fwd/family.h"
+#include "tuner/fwd/heuristics.h"
 
 namespace ssmtune::cli {
 namespace {
@@ -22,20 +23,12 @@ struct CheckArgs {
   std::string format = "table";
 };
 
-Result<InputDistribution> parse_distribution(const std::string& s) {
-  for (InputDistribution d :
-       {InputDistribution::kMamba, InputDistribution::kSlowDecay, InputDistribution::kLarge})
-    if (s == to_string(d)) return d;
-  return Status::invalid_argument("unknown distribution '" + s +
-                                  "' (expected mamba, slow-decay or large)");
-}
-
-std::vector<KernelConfig> check_configs(const Problem& p, size_t max_shared) {
-  std::vector<KernelConfig> out;
+std::vector<FwdConfig> check_configs(const FwdProblem& p, size_t max_shared) {
+  std::vector<FwdConfig> out;
   for (ScanAlgo a : kAllScanAlgos) {
     for (AccType acc : {AccType::kF32, AccType::kF64})
       out.push_back(default_config(p, a, acc, max_shared));
-    KernelConfig c = default_config(p, a, AccType::kF32, max_shared);
+    FwdConfig c = default_config(p, a, AccType::kF32, max_shared);
     c.exp_mode = ExpMode::kAccurate;
     out.push_back(c);
     c.exp_mode = ExpMode::kPoly;
@@ -58,30 +51,38 @@ void run(const CheckArgs& a) {
   opt.seed = a.seed;
   opt.distribution = *dist;
   opt.time = a.time;
-  auto ev = Evaluator::create(gpu->device, *gpu->compiler, *p, opt);
+  auto ev = Evaluator::create(gpu->device, *gpu->compiler, fwd_family(), FwdFamilyProblem(*p), opt);
   if (!report("check", ev.status())) return;
   const auto configs = check_configs(*p, gpu->device.max_shared_per_block);
   std::cerr << "check " << p->key() << " on " << gpu->device.name << ": " << configs.size()
             << " configs against the " << ev->reference_kind() << " reference, inputs "
             << a.distribution << " seed " << ev->seed() << "\n";
-  ev->precompile(configs);
+  std::vector<std::string> keys;
+  for (const auto& c : configs) keys.push_back(c.key());
+  ev->precompile(keys);
   Table t({"algorithm", "acc", "exp", "config", "rel_l2", "max_abs_rel", "max_rel", "nan_inf",
            "unwritten", "allclose_fail", "budget", "verdict", "median_ms"});
   int defects = 0;
   for (const auto& c : configs) {
-    const EvalResult r = ev->evaluate(c);
-    const auto& s = r.score;
-    const bool ran = r.status == EvalStatus::kOk || r.status == EvalStatus::kInaccurate;
-    std::string verdict = ran ? to_string(s.verdict) : to_string(r.status);
-    if (!ran || s.verdict == Verdict::kDefect) ++defects;
+    const EvalResult r = ev->evaluate(c.key());
+    const bool ran = r.status == MeasureStatus::kOk || r.status == MeasureStatus::kInaccurate;
+    std::string verdict = ran ? to_string(r.verdict) : to_string(r.status);
+    if (!ran || r.verdict == Verdict::kDefect) ++defects;
     if (!ran) std::cerr << c.key() << ": " << r.detail << "\n";
+    // One row per config: the headline output's numbers, the counts over all outputs.
+    const OutputScore* h = headline(r.outputs);
+    int64_t nan_inf = 0, unwritten = 0, allclose = 0;
+    for (const auto& o : r.outputs) {
+      nan_inf += o.stats.nan_inf;
+      unwritten += o.stats.unwritten;
+      allclose += o.stats.allclose_failures;
+    }
+    const bool have = ran && h != nullptr;
     t.add_row({to_string(c.algo), to_string(c.acc), to_string(c.exp_mode), c.key(),
-               ran ? nlohmann::json(s.out.rel_l2) : nlohmann::json(),
-               ran ? nlohmann::json(s.out.max_abs_over_max_ref) : nlohmann::json(),
-               ran ? nlohmann::json(s.out.max_rel) : nlohmann::json(), s.out.nan_inf,
-               s.out.unwritten,
-               s.out.allclose_failures + s.out_z.allclose_failures + s.last_state.allclose_failures,
-               s.budget.rel_l2, verdict,
+               have ? nlohmann::json(h->stats.rel_l2) : nlohmann::json(),
+               have ? nlohmann::json(h->stats.max_abs_over_max_ref) : nlohmann::json(),
+               have ? nlohmann::json(h->stats.max_rel) : nlohmann::json(), nan_inf, unwritten,
+               allclose, have ? nlohmann::json(h->budget.rel_l2) : nlohmann::json(), verdict,
                a.time && ran ? nlohmann::json(r.timing.median_ms) : nlohmann::json()});
   }
   t.print(std::cout, *fmt);

@@ -9,8 +9,8 @@
 #include "cli/table.h"
 #include "jit/compiler.h"
 #include "jit/program_builder.h"
-#include "tuner/fwd_plan.h"
-#include "tuner/heuristics.h"
+#include "tuner/fwd/plan.h"
+#include "tuner/fwd/heuristics.h"
 
 namespace ssmtune::cli {
 namespace {
@@ -40,10 +40,10 @@ Result<std::vector<jit::Instantiation>> family_instantiations(const CompileArgs&
     return jit::linear_recurrence_family();
   }
   if (a.family == "fwd") {
-    SSMTUNE_ASSIGN_OR_RETURN(Problem p, a.problem.problem());
-    std::vector<KernelConfig> configs;
+    SSMTUNE_ASSIGN_OR_RETURN(FwdProblem p, a.problem.problem());
+    std::vector<FwdConfig> configs;
     for (const auto& key : a.configs) {
-      SSMTUNE_ASSIGN_OR_RETURN(KernelConfig c, KernelConfig::from_key(key));
+      SSMTUNE_ASSIGN_OR_RETURN(FwdConfig c, FwdConfig::from_key(key));
       configs.push_back(c);
     }
     if (configs.empty())

@@ -11,7 +11,7 @@
 #include "jit/compiler.h"
 #include "jit/driver.h"
 #include "jit/template_sources.h"
-#include "tuner/problem.h"
+#include "tuner/fwd/problem.h"
 
 namespace ssmtune::cli {
 
@@ -126,7 +126,7 @@ Result<cache::TuningDb> open_for_write(const std::string& db_flag) {
 }
 
 Status check_problem(cache::TuningDb& db, const std::string& key) {
-  auto p = Problem::from_key(key);
+  auto p = FwdProblem::from_key(key);
   if (!p) return p.status();
   SSMTUNE_ASSIGN_OR_RETURN(bool present, db.has_problem(key));
   if (!present)

@@ -1,11 +1,23 @@
-// Problem flags.
+// FwdProblem flags.
 #include "cli/problem_options.h"
 
 namespace ssmtune::cli {
 
-Result<Problem> ProblemArgs::problem() const {
-  if (!key.empty()) return Problem::from_key(key);
-  Problem p;
+Result<ParsedProblem> ProblemArgs::any_problem() const {
+  if (!key.empty()) return parse_any_problem(key);
+  const KernelFamily* f = find_family(family);
+  if (f == nullptr) return Status::invalid_argument("unknown kernel family '" + family + "'");
+  ProblemArgs sizes = *this;
+  sizes.key.clear();
+  SSMTUNE_ASSIGN_OR_RETURN(FwdProblem p, sizes.problem());
+  const std::string body = p.key().substr(sizeof(kFwdKeyPrefix) - 1);
+  SSMTUNE_ASSIGN_OR_RETURN(auto problem, f->parse_problem(family + ":" + body));
+  return ParsedProblem{f, std::move(problem)};
+}
+
+Result<FwdProblem> ProblemArgs::problem() const {
+  if (!key.empty()) return FwdProblem::from_key(key);
+  FwdProblem p;
   p.batch = batch;
   p.dim = dim;
   p.seqlen = seqlen;
@@ -26,6 +38,8 @@ Result<Problem> ProblemArgs::problem() const {
 void add_problem_options(CLI::App* cmd, ProblemArgs& a) {
   cmd->add_option("--problem", a.key,
                   "a problem key, as `ssmtune db list` prints it (replaces the options below)");
+  cmd->add_option("--family", a.family, "kernel family of the size and flag options (fwd, ...)")
+      ->capture_default_str();
   cmd->add_option("--batch", a.batch, "batch size")->capture_default_str();
   cmd->add_option("--dim", a.dim, "channels (d_inner)")->capture_default_str();
   cmd->add_option("--seqlen", a.seqlen, "sequence length")->capture_default_str();

@@ -1,11 +1,12 @@
 // The problem flags shared by tune, bench and check: sizes, dtype and the
-// feature flags, parsed into a validated Problem.
+// feature flags, parsed into a validated FwdProblem.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "tuner/problem.h"
+#include "tuner/family.h"
+#include "tuner/fwd/problem.h"
 
 namespace ssmtune::cli {
 
@@ -16,7 +17,12 @@ struct ProblemArgs {
   bool constant_bc = false, with_d = false, with_z = false, delta_bias = false;
   bool softplus = false, last_state = false, initial_state = false;
 
-  Result<Problem> problem() const;
+  std::string family = "fwd";  // the kernel family the size and flag options describe
+  // The forward problem of the options (an error for another family's key).
+  Result<FwdProblem> problem() const;
+  // The problem of any family: the key as given, else the options as a
+  // problem of `family` (the forward's sizes and flags under its prefix).
+  Result<ParsedProblem> any_problem() const;
 };
 
 // Adds --problem (a key as `ssmtune db list` prints it), --batch, --dim, --seqlen, --dstate,

@@ -1,17 +1,12 @@
-// `ssmtune tune`: tunes the forward kernel for one shape (or every shape of
-// a file) on device 0 and records every measurement, and the selected best,
-// in the tuning database. Configs run in a worker process so a fault or a
-// hang is recorded and the run goes on.
+// `ssmtune tune`: tunes one shape (or every shape of a file), of any kernel
+// family, on one GPU through the library's tuning session
+// (tuner/session.h), with configs run in worker processes, and prints one
+// summary row per shape.
 #include <unistd.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <fstream>
 #include <iostream>
-#include <map>
-#include <set>
 
 #include "cache/db_path.h"
 #include "cache/sqlite_cubin_cache.h"
@@ -19,15 +14,10 @@
 #include "cli/commands.h"
 #include "cli/problem_options.h"
 #include "cli/table.h"
-#include "cli/worker_client.h"
-#include "cli/worker_protocol.h"
-#include "jit/device.h"
-#include "jit/program_builder.h"
-#include "tuner/fwd_plan.h"
-#include "tuner/heuristics.h"
-#include "tuner/search_space.h"
-#include "tuner/selection.h"
-#include "tuner/strategy.h"
+#include "jit/compiler.h"
+#include "jit/template_sources.h"
+#include "tuner/session.h"
+#include "tuner/worker_measurer.h"
 
 namespace ssmtune::cli {
 namespace {
@@ -35,22 +25,13 @@ namespace {
 struct TuneArgs {
   ProblemArgs problem;
   std::string shapes;
-  std::string strategy = "halving";
-  int budget = 0;
-  double time_limit = 0;
-  double max_error = 0;
+  TuneOptions tune;
   double timeout = 60;
-  uint64_t seed = 0;
-  bool force = false;
-  bool resume = false;
+  uint64_t input_seed = 0;
   bool no_fp64 = false;
   std::string db;
   std::string format = "table";
 };
-
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 std::string self_exe() {
   char buf[4096];
@@ -58,10 +39,10 @@ std::string self_exe() {
   return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "ssmtune";
 }
 
-Result<std::vector<Problem>> load_shapes(const std::string& path) {
+Result<std::vector<ParsedProblem>> load_shapes(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Status::io_error("cannot read shapes file '" + path + "'");
-  std::vector<Problem> out;
+  std::vector<ParsedProblem> out;
   std::string line;
   int n = 0;
   while (std::getline(in, line)) {
@@ -71,347 +52,77 @@ Result<std::vector<Problem>> load_shapes(const std::string& path) {
     line.erase(0, line.find_first_not_of(" \t"));
     line.erase(line.find_last_not_of(" \t\r") + 1);
     if (line.empty()) continue;
-    auto p = Problem::from_key(line);
+    auto p = parse_any_problem(line);
     if (!p) return p.status().with_context(path + ":" + std::to_string(n));
-    out.push_back(*p);
+    out.push_back(std::move(*p));
   }
   if (out.empty()) return Status::invalid_argument("shapes file '" + path + "' lists no problem");
   return out;
 }
 
-struct Counts {
-  int total = 0, pruned = 0, compile_failed = 0, timed = 0, faulted = 0, inaccurate = 0,
-      skipped = 0;
-};
-
-class Tuner {
- public:
-  Tuner(const TuneArgs& a, cache::TuningDb& db, std::string db_path)
-      : a_(a), db_(db), db_path_(std::move(db_path)) {}
-
-  // Tunes one problem; the summary row goes to `table`.
-  Status tune(const Problem& p, Table& table);
-
- private:
-  Status start_worker(const Problem& p);
-  // True (and the table row written) when the database already holds a
-  // current best entry for `p` on device 0 and neither --force nor --resume
-  // asks for more: a tuned shape costs no worker, compile or measurement.
-  bool already_tuned(const Problem& p, Table& table);
-  cache::Measurement base_measurement(const Problem& p, const KernelConfig& c) const;
-  TrialResult measure(const Problem& p, const KernelConfig& c, double target_ms);
-  void progress(const Problem& p);
-
-  const TuneArgs& a_;
-  cache::TuningDb& db_;
-  std::string db_path_;
-  std::optional<WorkerClient> worker_;
-  jit::DeviceInfo device_;
-  std::string template_hash_;
-  std::map<std::string, cache::Measurement> known_;  // config -> newest non-stale measurement
-  Counts counts_;
-  int done_ = 0, planned_ = 0;
-  double start_ = 0;
-  double best_ms_ = 0;
-  std::string best_key_;
-};
-
-Status Tuner::start_worker(const Problem& p) {
-  std::vector<std::string> argv = {self_exe(), "worker", "--problem", p.key(),
-                                   "--db",     db_path_, "--seed",    std::to_string(a_.seed)};
-  if (a_.max_error > 0) {
-    argv.push_back("--max-error");
-    argv.push_back(std::to_string(a_.max_error));
+// Progress on stderr: one line per stage; the measuring count in place.
+void print_progress(const TuneEvent& e) {
+  if (e.kind == TuneEvent::kMeasured) {
+    std::fprintf(stderr, "\r[tune %s] %d/%d  best %s %.4f ms  elapsed %.0f s   ", e.problem.c_str(),
+                 e.done, e.planned, e.best_config.c_str(), e.best_ms, e.elapsed_s);
+    if (!e.message.empty()) std::fprintf(stderr, "\n[tune %s] %s\n", e.problem.c_str(), e.message.c_str());
+  } else if (!e.message.empty()) {
+    std::fprintf(stderr, "%s[tune %s] %s\n", e.kind == TuneEvent::kDone ? "\n" : "",
+                 e.problem.c_str(), e.message.c_str());
   }
-  SSMTUNE_ASSIGN_OR_RETURN(WorkerClient w, WorkerClient::spawn(argv));
-  // The greeting comes after the inputs and the fp64 reference are ready.
-  SSMTUNE_ASSIGN_OR_RETURN(nlohmann::json hello, w.read(600));
-  if (hello.contains("error"))
-    return Status::cuda_error(hello["error"].get<std::string>()).with_context("worker");
-  device_ = device_from_json(hello["device"]);
-  template_hash_ = hello.value("template_hash", "");
-  worker_ = std::move(w);
-  return Status::ok();
-}
-
-cache::Measurement Tuner::base_measurement(const Problem& p, const KernelConfig& c) const {
-  cache::Measurement m;
-  m.device_uuid = device_.uuid;
-  m.problem_key = p.key();
-  m.config_key = c.key();
-  m.template_hash = template_hash_;
-  m.driver_version = device_.driver_version;
-  m.nvrtc_version = device_.nvrtc_version;
-  m.timestamp = static_cast<int64_t>(std::time(nullptr));
-  return m;
-}
-
-void Tuner::progress(const Problem& p) {
-  // Halving's count is an estimate (rungs re-measure survivors): never show
-  // more done than planned.
-  planned_ = std::max(planned_, done_);
-  const double el = now_s() - start_;
-  const double eta = done_ > 0 ? el / done_ * std::max(0, planned_ - done_) : 0;
-  std::fprintf(stderr, "\r[tune %s] %d/%d  best %s %.4f ms  elapsed %.0f s  ETA %.0f s   ",
-               p.key().c_str(), done_, planned_, best_key_.c_str(), best_ms_, el, eta);
   std::fflush(stderr);
-}
-
-TrialResult Tuner::measure(const Problem& p, const KernelConfig& c, double target_ms) {
-  TrialResult out;
-  auto it = known_.find(c.key());
-  if (it != known_.end() && !a_.force) {  // resumed: the database already holds it
-    ++counts_.skipped;
-    out.usable = it->second.status == cache::MeasureStatus::kOk;
-    out.median_ms = it->second.median_ms;
-    out.spread_ms = it->second.spread_ms;
-    return out;
-  }
-  cache::Measurement m = base_measurement(p, c);
-  Status s = worker_ ? Status::ok() : start_worker(p);
-  nlohmann::json reply;
-  if (s) s = worker_->send({{"config", c.key()}, {"target_ms", target_ms}});
-  if (s) {
-    auto r = worker_->read(a_.timeout);
-    if (r) {
-      reply = *r;
-    } else {
-      s = r.status();
-    }
-  }
-  if (!s || reply.contains("error")) {
-    m.status = cache::MeasureStatus::kFaulted;
-    m.detail = !s ? s.to_string() : reply["error"].get<std::string>();
-    worker_.reset();  // a fresh worker for the next config
-    ++counts_.faulted;
-  } else {
-    const WorkerResult w = worker_result_from_json(reply);
-    auto st = cache::parse_measure_status(w.status);
-    m.status = st ? *st : cache::MeasureStatus::kFaulted;
-    m.detail = w.detail;
-    m.median_ms = w.median_ms;
-    m.spread_ms = w.spread_ms;
-    m.min_ms = w.min_ms;
-    m.repeats = w.repeats;
-    m.rel_l2 = w.rel_l2;
-    m.max_abs_rel = w.max_abs_rel;
-    m.max_rel = w.max_rel;
-    m.nan_inf = w.nan_inf;
-    m.unwritten = w.unwritten;
-    m.verdict = w.verdict;
-    m.error_budget = w.budget;
-    m.registers = w.registers;
-    m.spill_bytes = w.spill_bytes;
-    m.shared_bytes = w.shared_bytes;
-    if (m.status == cache::MeasureStatus::kFaulted) {
-      worker_.reset();
-      ++counts_.faulted;
-    }
-    if (m.status == cache::MeasureStatus::kOk) ++counts_.timed;
-    if (m.status == cache::MeasureStatus::kInaccurate) ++counts_.inaccurate;
-    if (m.status == cache::MeasureStatus::kCompileFailed) ++counts_.compile_failed;
-  }
-  if (Status ws = db_.add_measurement(m); !ws)
-    std::fprintf(stderr, "\nssmtune tune: recording %s failed: %s\n", c.key().c_str(),
-                 ws.to_string().c_str());
-  out.usable = m.status == cache::MeasureStatus::kOk;
-  out.median_ms = m.median_ms;
-  out.spread_ms = m.spread_ms;
-  ++done_;
-  if (out.usable && (best_ms_ == 0 || m.median_ms < best_ms_)) {
-    best_ms_ = m.median_ms;
-    best_key_ = c.key();
-  }
-  progress(p);
-  return out;
-}
-
-bool Tuner::already_tuned(const Problem& p, Table& table) {
-  if (a_.force || a_.resume) return false;
-  auto dev = jit::query_device(0);
-  auto sources = jit::TemplateSources::load_default();
-  if (!dev || !sources) return false;  // the worker reports the real error
-  const cache::Versions v{dev->driver_version, dev->nvrtc_version, sources->hash()};
-  auto b = db_.best(dev->uuid, p.key(), v);
-  if (!b || !b->has_value() || (*b)->stale) return false;
-  const cache::BestEntry& e = **b;
-  std::fprintf(stderr,
-               "[tune %s] already tuned on this GPU: %s (%.4f ms); --resume measures what is "
-               "missing, --force measures again\n",
-               p.key().c_str(), e.config_key.c_str(), e.median_ms);
-  table.add_row({p.key(), nlohmann::json(), nlohmann::json(), 0, 0, 0, 0, 0, nlohmann::json(),
-                 e.config_key, e.median_ms, e.rel_l2, now_s() - start_});
-  return true;
-}
-
-Status Tuner::tune(const Problem& p, Table& table) {
-  start_ = now_s();
-  if (already_tuned(p, table)) return Status::ok();
-  counts_ = {};
-  done_ = 0;
-  best_ms_ = 0;
-  best_key_.clear();
-  known_.clear();
-  worker_.reset();
-  std::fprintf(stderr, "[tune %s] starting the worker (inputs, fp64 reference)...\n",
-               p.key().c_str());
-  SSMTUNE_RETURN_IF_ERROR(start_worker(p));
-  SSMTUNE_RETURN_IF_ERROR(db_.upsert_device(cache::device_record(device_)));
-  const cache::Versions versions{device_.driver_version, device_.nvrtc_version, template_hash_};
-
-  cache::MeasurementFilter f;
-  f.device_uuid = device_.uuid;
-  f.problem_key = p.key();
-  f.current = versions;
-  SSMTUNE_ASSIGN_OR_RETURN(auto existing, db_.measurements(f));
-  for (const auto& m : existing) {
-    auto it = known_.find(m.config_key);
-    if (it == known_.end() || m.repeats > it->second.repeats) known_[m.config_key] = m;
-  }
-
-  // Stage 1: the space, pruned before compiling.
-  const auto space = search_space(p, device_, SpaceOptions{!a_.no_fp64, true});
-  counts_.total = static_cast<int>(space.size());
-  std::vector<cache::Measurement> pruned;
-  std::vector<KernelConfig> legal;
-  for (const auto& e : space) {
-    if (e.pruned) {
-      ++counts_.pruned;
-      if (known_.count(e.config.key())) continue;
-      cache::Measurement m = base_measurement(p, e.config);
-      m.status = cache::MeasureStatus::kPruned;
-      m.detail = e.reason;
-      pruned.push_back(m);
-    } else {
-      legal.push_back(e.config);
-    }
-  }
-  // Stage 2: compile what is not yet measured (in parallel, into the
-  // database's cubin cache, which the worker reads), prune by resources.
-  auto cubins = cache::SqliteCubinCache::open(db_path_);
-  if (!cubins) return cubins.status();
-  SSMTUNE_ASSIGN_OR_RETURN(jit::TemplateSources sources, jit::TemplateSources::load_default());
-  jit::Compiler compiler(sources, cubins->get());
-  std::vector<KernelConfig> to_compile;
-  std::vector<jit::ProgramSpec> specs;
-  for (const auto& c : legal) {
-    if (known_.count(c.key()) && !a_.force) continue;
-    auto plan = plan_fwd(p, c, device_.max_shared_per_block);
-    if (!plan) continue;
-    to_compile.push_back(c);
-    specs.push_back(jit::make_programs(plan->kernels, 0, device_.arch(), "ssm_fwd")[0]);
-  }
-  const double t_compile = now_s();
-  std::fprintf(stderr, "[tune %s] %d configs: %d pruned before compiling; compiling %zu...\n",
-               p.key().c_str(), counts_.total, counts_.pruned, specs.size());
-  auto programs = compiler.compile_all(specs);
-  std::set<std::string> dropped;
-  for (size_t i = 0; i < programs.size(); ++i) {
-    cache::Measurement m = base_measurement(p, to_compile[i]);
-    if (!programs[i]) {
-      m.status = cache::MeasureStatus::kCompileFailed;
-      m.detail = programs[i].status().message().substr(0, 2000);
-      ++counts_.compile_failed;
-    } else {
-      const std::string why = prune_by_resources(to_compile[i], programs[i]->kernels, device_);
-      if (why.empty()) continue;
-      m.status = cache::MeasureStatus::kPruned;
-      m.detail = why;
-      ++counts_.pruned;
-    }
-    dropped.insert(to_compile[i].key());
-    pruned.push_back(m);
-  }
-  SSMTUNE_RETURN_IF_ERROR(db_.add_measurements(pruned));
-  std::fprintf(stderr, "[tune %s] compiled in %.1f s; %zu dropped after compiling\n",
-               p.key().c_str(), now_s() - t_compile, dropped.size());
-
-  std::vector<KernelConfig> kept;
-  for (const auto& c : legal)
-    if (!dropped.count(c.key())) kept.push_back(c);
-  const std::vector<KernelConfig> candidates = first_look_order(
-      kept, heuristic_default(p, device_.sm_count, device_.max_shared_per_block).config.key());
-  planned_ = static_cast<int>(candidates.size());
-  Budget budget;
-  budget.max_configs = a_.budget;
-  budget.max_seconds = a_.time_limit;
-  MeasureFn fn = [&](const KernelConfig& c, double t) { return measure(p, c, t); };
-  if (a_.strategy == "exhaustive") {
-    run_exhaustive(candidates, fn, budget);
-  } else if (a_.strategy == "random") {
-    run_random(candidates, fn, budget, a_.seed);
-  } else {
-    planned_ = static_cast<int>(candidates.size() * 4 / 3);
-    run_halving(candidates, fn, budget);
-  }
-  std::fprintf(stderr, "\n");
-  worker_.reset();
-
-  // Selection over every non-stale measurement of this problem here; the
-  // most careful measurement of each config stands for it.
-  SSMTUNE_ASSIGN_OR_RETURN(auto all, db_.measurements(f));
-  std::map<std::string, cache::Measurement> per_config;
-  for (const auto& m : all) {
-    auto it = per_config.find(m.config_key);
-    if (it == per_config.end() || m.repeats > it->second.repeats) per_config[m.config_key] = m;
-  }
-  std::vector<cache::Measurement> ms;
-  for (auto& [k, m] : per_config) ms.push_back(m);
-  const Selection sel = select_best(ms, a_.max_error);
-  const double wall = now_s() - start_;
-  if (sel.found) {
-    cache::BestEntry b;
-    b.device_uuid = device_.uuid;
-    b.problem_key = p.key();
-    b.config_key = sel.best.config_key;
-    b.median_ms = sel.best.median_ms;
-    b.spread_ms = sel.best.spread_ms;
-    b.rel_l2 = sel.best.rel_l2;
-    b.template_hash = template_hash_;
-    b.driver_version = device_.driver_version;
-    b.nvrtc_version = device_.nvrtc_version;
-    b.timestamp = static_cast<int64_t>(std::time(nullptr));
-    b.rule = sel.rule;
-    SSMTUNE_RETURN_IF_ERROR(db_.set_best(b));
-  }
-  for (const auto& m : ms)
-    if (m.verdict == "defect")
-      std::fprintf(stderr, "[tune %s] DEFECT: %s is far outside its budget (rel L2 %.3g): %s\n",
-                   p.key().c_str(), m.config_key.c_str(), m.rel_l2, m.detail.c_str());
-  table.add_row({p.key(), counts_.total, counts_.pruned, static_cast<int>(specs.size()),
-                 counts_.compile_failed, counts_.timed, counts_.faulted, counts_.inaccurate,
-                 counts_.skipped, sel.found ? sel.best.config_key : "(none)",
-                 sel.found ? nlohmann::json(sel.best.median_ms) : nlohmann::json(),
-                 sel.found ? nlohmann::json(sel.best.rel_l2) : nlohmann::json(), wall});
-  return Status::ok();
 }
 
 void run(const TuneArgs& a) {
   auto fmt = parse_format(a.format);
   if (!report("tune", fmt.status())) return;
-  if (a.strategy != "halving" && a.strategy != "exhaustive" && a.strategy != "random") {
-    report("tune", Status::invalid_argument("unknown strategy '" + a.strategy +
-                                            "' (expected halving, exhaustive or random)"));
-    return;
-  }
-  std::vector<Problem> problems;
+  if (!report("tune", validate(a.tune))) return;
+  std::vector<ParsedProblem> problems;
   if (!a.shapes.empty()) {
     auto ps = load_shapes(a.shapes);
     if (!report("tune", ps.status())) return;
-    problems = *ps;
+    problems = std::move(*ps);
   } else {
-    auto p = a.problem.problem();
+    auto p = a.problem.any_problem();
     if (!report("tune", p.status())) return;
-    problems.push_back(*p);
+    problems.push_back(std::move(*p));
   }
   const std::string path = cache::resolve_db_path(a.db);
   auto db = cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
   if (!report("tune", db.status())) return;
-  Tuner tuner(a, *db, path);
+  auto cubins = cache::SqliteCubinCache::open(path);
+  if (!report("tune", cubins.status())) return;
+  auto sources = jit::TemplateSources::load_default();
+  if (!report("tune", sources.status())) return;
+  jit::Compiler compiler(*sources, cubins->get());
+  WorkerOptions wo;
+  wo.exe = self_exe();
+  wo.db_path = path;
+  wo.seed = a.input_seed;
+  wo.max_error = a.tune.max_error;
+  wo.timeout_s = a.timeout;
+  wo.gpu = a.tune.gpu;
+  TuneOptions opt = a.tune;
+  opt.seed = a.input_seed;
+  opt.include_fp64 = !a.no_fp64;
   Table t({"problem", "configs", "pruned", "compiled", "compile_failed", "timed", "faulted",
-           "inaccurate", "from_db", "best", "best_ms", "best_rel_l2", "wall_s"});
+           "inaccurate", "from_db", "best", "best_ms", "best_rel_l2", "wall_s", "cut_short"});
   for (const auto& p : problems) {
-    if (!report("tune", tuner.tune(p, t).with_context(p.key()))) return;
+    WorkerMeasurer measurer(wo);
+    auto r = tune_problem(*db, compiler, measurer, *p.family, *p.problem, opt, print_progress);
+    if (!report("tune", r.status().with_context(p.problem->key()))) return;
+    for (const auto& d : r->defects)
+      std::fprintf(stderr, "[tune %s] DEFECT: %s\n", r->problem_key.c_str(), d.c_str());
+    if (r->already_tuned) {
+      t.add_row({r->problem_key, nlohmann::json(), nlohmann::json(), 0, 0, 0, 0, 0,
+                 nlohmann::json(), r->best_config, r->best_ms, r->best_rel_l2, r->wall_s, false});
+      continue;
+    }
+    t.add_row({r->problem_key, r->configs, r->pruned, r->compiled, r->compile_failed, r->timed,
+               r->faulted, r->inaccurate, r->from_store, r->found ? r->best_config : "(none)",
+               r->found ? nlohmann::json(r->best_ms) : nlohmann::json(),
+               r->found ? nlohmann::json(r->best_rel_l2) : nlohmann::json(), r->wall_s,
+               r->cut_short});
   }
   std::fprintf(stderr, "tuning database: %s\n", path.c_str());
   t.print(std::cout, *fmt);
@@ -421,22 +132,24 @@ void run(const TuneArgs& a) {
 
 void add_tune_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "tune", "Tune the forward kernel for a shape on this GPU and record it in the database");
+      "tune", "Tune a kernel family for a shape on this GPU and record it in the database");
   auto a = std::make_shared<TuneArgs>();
   add_problem_options(cmd, a->problem);
   cmd->add_option("--shapes", a->shapes, "file of problem keys, one per line (# comments)");
-  cmd->add_option("--strategy", a->strategy, "halving, exhaustive or random")
+  cmd->add_option("--strategy", a->tune.strategy, "halving, exhaustive or random")
       ->capture_default_str();
-  cmd->add_option("--budget", a->budget, "most configs to measure (0: no limit)")
+  cmd->add_option("--budget", a->tune.budget, "most configs to measure (0: no limit)")
       ->capture_default_str();
-  cmd->add_option("--time-limit", a->time_limit, "seconds of measuring (0: no limit)")
+  cmd->add_option("--time-limit", a->tune.time_limit, "seconds of measuring (0: no limit)")
       ->capture_default_str();
-  cmd->add_option("--max-error", a->max_error, "tighter rel L2 budget than the dtype's default");
+  cmd->add_option("--max-error", a->tune.max_error,
+                  "tighter rel L2 budget than the dtype's default");
   cmd->add_option("--timeout", a->timeout, "seconds one config may take before it is killed")
       ->capture_default_str();
-  cmd->add_option("--seed", a->seed, "input seed (0: fresh)")->capture_default_str();
-  cmd->add_flag("--force", a->force, "re-measure configs the database already holds");
-  cmd->add_flag("--resume", a->resume,
+  cmd->add_option("--seed", a->input_seed, "input seed (0: fresh)")->capture_default_str();
+  cmd->add_option("--gpu", a->tune.gpu, "device ordinal")->capture_default_str();
+  cmd->add_flag("--force", a->tune.force, "re-measure configs the database already holds");
+  cmd->add_flag("--resume", a->tune.resume,
                 "tune a shape the database already has a best entry for, measuring only the "
                 "configs it lacks");
   cmd->add_flag("--no-fp64", a->no_fp64, "leave fp64-accumulation configs out");

@@ -1,19 +1,18 @@
-// `ssmtune worker` (internal): the evaluation process `ssmtune tune` runs
-// configs in. Greets with its device on stdout, then answers one JSON line
-// per request. After a failed launch it answers and exits: the context may
-// hold a sticky error (illegal address), so the parent starts a fresh one.
-#include <cstdlib>
+// `ssmtune worker` (internal): the evaluation process that a tuning
+// session's WorkerMeasurer (tuner/worker_measurer.h) runs configs in, for a
+// problem of any family. Greets with its device on stdout, then answers one
+// JSON Measurement line per request. After a failed launch it answers and
+// exits: the context may hold a sticky error (illegal address), so the
+// session starts a fresh one.
 #include <iostream>
 #include <string>
 
-#include "../templates/testing/faults_params.cuh"
 #include "cache/sqlite_cubin_cache.h"
 #include "cli/commands.h"
 #include "cli/gpu_session.h"
-#include "cli/worker_protocol.h"
-#include "jit/module.h"
-#include "jit/program_builder.h"
-#include "jit/stream.h"
+#include "tuner/evaluator.h"
+#include "tuner/records_json.h"
+#include "tuner/worker_measurer.h"
 
 namespace ssmtune::cli {
 namespace {
@@ -23,49 +22,15 @@ struct WorkerArgs {
   std::string db;
   uint64_t seed = 0;
   double max_error = 0;
+  int gpu = 0;
 };
 
 void say(const nlohmann::json& j) { std::cout << j.dump() << std::endl; }
 
-// Test hook: SSMTUNE_FAULT_CONFIG=<config key> makes that config write
-// through a bad pointer instead of running, so tests can show a fault is
-// recorded and the tune goes on.
-EvalResult injected_fault(jit::Compiler& compiler, const jit::DeviceInfo& d,
-                          const KernelConfig& c) {
-  EvalResult r;
-  r.config = c;
-  r.status = EvalStatus::kLaunchFailed;
-  auto specs =
-      jit::make_programs({{"testing/faults.cuh",
-                           "ssmtune_kernels::fault<ssmtune_kernels::FaultMode::kIllegalAddress>"}},
-                         0, d.arch(), "fault");
-  auto program = compiler.compile(specs[0]);
-  if (!program) {
-    r.detail = program.status().to_string();
-    return r;
-  }
-  auto module = jit::Module::load(program->cubin);
-  if (!module) {
-    r.detail = module.status().to_string();
-    return r;
-  }
-  auto kernel = module->kernel(program->kernels[0].lowered_name);
-  auto stream = jit::Stream::create();
-  if (!kernel || !stream) {
-    r.detail = "fault kernel setup failed";
-    return r;
-  }
-  ssmtune_kernels::FaultParams p{0x10, 0};
-  Status s = kernel->launch(jit::Dim3{1}, jit::Dim3{32}, 0, stream->get(), p);
-  if (s) s = stream->synchronize();
-  r.detail = s.is_ok() ? "injected fault did not fault" : s.to_string();
-  return r;
-}
-
 void run(const WorkerArgs& a) {
-  auto problem = Problem::from_key(a.problem);
-  if (!problem) {
-    say({{"error", problem.status().to_string()}});
+  auto parsed = parse_any_problem(a.problem);
+  if (!parsed) {
+    say({{"error", parsed.status().to_string()}});
     exit_code() = 2;
     return;
   }
@@ -79,7 +44,7 @@ void run(const WorkerArgs& a) {
     }
     cubins = std::move(*c);
   }
-  auto gpu = GpuSession::open(0, cubins.get());
+  auto gpu = GpuSession::open(a.gpu, cubins.get());
   if (!gpu) {
     say({{"error", gpu.status().to_string()}});
     exit_code() = 1;
@@ -88,7 +53,7 @@ void run(const WorkerArgs& a) {
   EvalOptions opt;
   opt.seed = a.seed;
   opt.max_error = a.max_error;
-  auto ev = Evaluator::create(gpu->device, *gpu->compiler, *problem, opt);
+  auto ev = Evaluator::create(gpu->device, *gpu->compiler, *parsed->family, *parsed->problem, opt);
   if (!ev) {
     say({{"error", ev.status().to_string()}});
     exit_code() = 1;
@@ -99,32 +64,30 @@ void run(const WorkerArgs& a) {
        {"seed", ev->seed()},
        {"reference", ev->reference_kind()},
        {"template_hash", gpu->compiler->sources().hash()}});
-  const char* fault_env = std::getenv("SSMTUNE_FAULT_CONFIG");
-  const std::string fault_key = fault_env ? fault_env : "";
   std::string line;
   while (std::getline(std::cin, line)) {
     auto req = nlohmann::json::parse(line, nullptr, false);
-    if (req.is_discarded() || !req.contains("config")) {
+    if (req.is_discarded() || !req.contains("config") || !req["config"].is_string()) {
       say({{"error", "bad request: " + line}});
       continue;
     }
-    auto config = KernelConfig::from_key(req["config"].get<std::string>());
+    auto config = parsed->family->canonical_config(req["config"].get<std::string>());
     if (!config) {
       say({{"error", config.status().to_string()}});
       continue;
     }
-    EvalOptions o = opt;
-    o.timing.target_ms = req.value("target_ms", 150.0);
-    EvalResult r = config->key() == fault_key ? injected_fault(*gpu->compiler, gpu->device, *config)
-                                              : ev->evaluate_with(*config, o.timing);
-    nlohmann::json out = to_json(r);
-    if (r.status == EvalStatus::kLaunchFailed) {
-      out["status"] = "faulted";  // the context may be unusable: start over
-      say(out);
+    TimingOptions timing = opt.timing;
+    if (req.contains("target_ms") && req["target_ms"].is_number())
+      timing.target_ms = req["target_ms"].get<double>();
+    const EvalResult r = ev->evaluate_with(*config, timing);
+    Measurement m = to_measurement(r, parsed->family->name(), parsed->problem->key());
+    if (r.status == MeasureStatus::kLaunchFailed) {
+      m.status = MeasureStatus::kFaulted;  // the context may be unusable: start over
+      say(to_json(m));
       exit_code() = 3;
       return;
     }
-    say(out);
+    say(to_json(m));
   }
 }
 
@@ -134,10 +97,11 @@ void add_worker_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("worker", "Internal: the evaluation process of ssmtune tune");
   cmd->group("");  // hidden from --help
   auto a = std::make_shared<WorkerArgs>();
-  cmd->add_option("--problem", a->problem, "problem key")->required();
+  cmd->add_option("--problem", a->problem, "problem key (any family)")->required();
   cmd->add_option("--db", a->db, "tuning database (its cubin cache)");
   cmd->add_option("--seed", a->seed, "input seed");
   cmd->add_option("--max-error", a->max_error, "rel L2 limit");
+  cmd->add_option("--gpu", a->gpu, "device ordinal");
   cmd->callback([a] { run(*a); });
 }
 

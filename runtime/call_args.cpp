@@ -1,4 +1,4 @@
-// Problem inference and validation of a call.
+// FwdProblem inference and validation of a call.
 #include "runtime/call_args.h"
 
 namespace ssmtune {
@@ -46,7 +46,7 @@ Result<CallProblem> read_call(const ssmtune_fwd_args& args) {
   if (t.A.rank != 2) return Status::invalid_argument("A: expected rank 2 (dim, dstate)");
   if (!t.B.present()) return Status::invalid_argument("B: required, got a null pointer");
   if (!t.C.present()) return Status::invalid_argument("C: required, got a null pointer");
-  Problem& p = c.problem;
+  FwdProblem& p = c.problem;
   p.batch = t.u.shape[0];
   p.dim = t.u.shape[1];
   p.seqlen = t.u.shape[2];

@@ -1,16 +1,16 @@
 // A library call's tensors (the C ABI's ssmtune_fwd_args) read as the
-// Problem they pose and the FwdTensors that describe them, validated: the
+// FwdProblem they pose and the FwdTensors that describe them, validated: the
 // problem's sizes come from the tensors' shapes, its flags from which
 // optional tensors are present.
 #pragma once
 
 #include "ssmtune/ssmtune.h"
-#include "tuner/problem.h"
+#include "tuner/fwd/problem.h"
 
 namespace ssmtune {
 
 struct CallProblem {
-  Problem problem;
+  FwdProblem problem;
   FwdTensors tensors;
 };
 

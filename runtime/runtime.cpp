@@ -16,7 +16,7 @@
 #include "runtime/call_args.h"
 #include "runtime/first_use_tuner.h"
 #include "runtime/selector.h"
-#include "tuner/fwd_runner.h"
+#include "tuner/fwd/runner.h"
 
 namespace ssmtune {
 
@@ -26,7 +26,7 @@ struct Runtime::Impl {
   std::unique_ptr<cache::TuningDb> db;  // selection; guarded by db_mu
   std::unique_ptr<jit::CubinCache> cubins;
   std::unique_ptr<jit::Compiler> compiler;
-  cache::Versions versions;
+  Versions versions;
   std::mutex db_mu;
   std::string db_path;
   double tune_budget_s = 0;  // tune on first use; 0: off
@@ -38,7 +38,7 @@ struct Runtime::Impl {
   // The memo's key: the problem's sizes and dtype and flags packed, so the
   // hot path neither builds the text key nor compares strings.
   using ProblemId = std::array<int64_t, 6>;
-  static ProblemId id_of(const Problem& p) {
+  static ProblemId id_of(const FwdProblem& p) {
     const int64_t flags =
         (int64_t{p.variable_b} << 0) | (int64_t{p.variable_c} << 1) | (int64_t{p.has_d} << 2) |
         (int64_t{p.has_z} << 3) | (int64_t{p.has_delta_bias} << 4) |
@@ -55,12 +55,12 @@ struct Runtime::Impl {
 
   Impl(jit::Context c, jit::DeviceInfo d) : context(std::move(c)), device(std::move(d)) {}
 
-  Result<ConfigChoice> choose(const Problem& p) {
+  Result<ConfigChoice> choose(const FwdProblem& p) {
     std::lock_guard<std::mutex> lock(db_mu);
     return choose_config(db.get(), device, versions, p);
   }
 
-  Result<const Entry*> entry_for(const Problem& p) {
+  Result<const Entry*> entry_for(const FwdProblem& p) {
     const ProblemId key = id_of(p);
     {
       std::shared_lock<std::shared_mutex> lock(kernels_mu);
@@ -88,7 +88,7 @@ struct Runtime::Impl {
 
   // Tunes `p` in a child process, then selects again; a failed tune keeps
   // the earlier choice and says why in its reason.
-  Result<ConfigChoice> tune_first(const Problem& p, ConfigChoice before) {
+  Result<ConfigChoice> tune_first(const FwdProblem& p, ConfigChoice before) {
     const auto argv = first_use_tune_argv(tuner_executable(), p.key(), db_path, tune_budget_s);
     auto wall = run_first_use_tune(argv, tune_budget_s);
     if (!wall) {

@@ -1,12 +1,11 @@
 // Exact, nearest, default.
 #include "runtime/selector.h"
 
-#include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 
-#include "tuner/fwd_plan.h"
-#include "tuner/heuristics.h"
+#include "tuner/fwd/family.h"
 
 namespace ssmtune {
 
@@ -22,78 +21,85 @@ const char* to_string(SelectRule r) {
   return "?";
 }
 
-double problem_distance(const Problem& a, const Problem& b) {
-  auto d = [](int64_t x, int64_t y) {
-    const double l = std::log2(static_cast<double>(x)) - std::log2(static_cast<double>(y));
-    return l * l;
-  };
-  return std::sqrt(d(a.batch, b.batch) + d(a.dim, b.dim) + d(a.seqlen, b.seqlen) +
-                   d(a.dstate, b.dstate));
+double problem_distance(const FwdProblem& a, const FwdProblem& b) {
+  return fwd_problem_distance(a, b);
 }
 
-Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& device,
-                                   const cache::Versions& versions, const Problem& p) {
-  SSMTUNE_RETURN_IF_ERROR(p.validate());
-  const size_t smem = device.max_shared_per_block;
+Result<FamilyChoice> choose_family_config(cache::TuningDb* db, const KernelFamily& family,
+                                          const FamilyProblem& p, const jit::DeviceInfo& device,
+                                          const Versions& versions) {
   std::string note;
   if (db != nullptr) {
     SSMTUNE_ASSIGN_OR_RETURN(auto exact, db->best(device.uuid, p.key(), versions));
-    if (exact && !exact->stale) {
-      auto c = KernelConfig::from_key(exact->config_key);
-      if (c && check_config(p, *c, smem)) {
-        ConfigChoice ch;
-        ch.config = *c;
-        ch.rule = SelectRule::kExact;
-        ch.source_problem = exact->problem_key;
-        ch.source_ms = exact->median_ms;
-        ch.reason = "exact: tuned for this problem on this GPU (" + exact->config_key + ", " +
-                    std::to_string(exact->median_ms) + " ms; " + exact->rule + ")";
-        return ch;
-      }
+    if (exact && !exact->stale && family.check_config(p, exact->config_key, device)) {
+      FamilyChoice ch;
+      ch.config = exact->config_key;
+      ch.rule = SelectRule::kExact;
+      ch.source_problem = exact->problem_key;
+      ch.source_ms = exact->median_ms;
+      ch.reason = "exact: tuned for this problem on this GPU (" + exact->config_key + ", " +
+                  std::to_string(exact->median_ms) + " ms; " + exact->rule + ")";
+      return ch;
     }
     SSMTUNE_ASSIGN_OR_RETURN(auto all, db->list_best(versions, device.uuid));
-    const std::string family = p.family_key();
+    const std::string cls = p.class_key();
     double best_d = std::numeric_limits<double>::infinity();
-    std::optional<ConfigChoice> nearest;
+    std::optional<FamilyChoice> nearest;
     int skipped_stale = 0, skipped_illegal = 0;
     for (const auto& b : all) {
+      if (family_of_key(b.problem_key) != family.name()) continue;
       if (b.stale) {
         ++skipped_stale;
         continue;
       }
-      auto q = Problem::from_key(b.problem_key);
-      if (!q || q->family_key() != family || q->groups != p.groups) continue;
-      auto c = KernelConfig::from_key(b.config_key);
-      if (!c || !check_config(p, *c, smem)) {
+      auto q = family.parse_problem(b.problem_key);
+      if (!q || (*q)->class_key() != cls) continue;
+      const double dist = p.distance(**q);
+      if (!(dist < best_d)) continue;
+      if (!family.check_config(p, b.config_key, device)) {
         ++skipped_illegal;
         continue;
       }
-      const double dist = problem_distance(p, *q);
-      if (dist < best_d) {
-        best_d = dist;
-        ConfigChoice ch;
-        ch.config = *c;
-        ch.rule = SelectRule::kNearest;
-        ch.source_problem = b.problem_key;
-        ch.source_ms = b.median_ms;
-        ch.distance = dist;
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.2f", dist);
-        ch.reason = "nearest: " + b.config_key + " tuned for " + b.problem_key +
-                    " (log2 distance " + buf + "), legal for this shape";
-        nearest = ch;
-      }
+      best_d = dist;
+      FamilyChoice ch;
+      ch.config = b.config_key;
+      ch.rule = SelectRule::kNearest;
+      ch.source_problem = b.problem_key;
+      ch.source_ms = b.median_ms;
+      ch.distance = dist;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.2f", dist);
+      ch.reason = "nearest: " + b.config_key + " tuned for " + b.problem_key +
+                  " (log2 distance " + buf + "), legal for this shape";
+      nearest = ch;
     }
     if (nearest) return *nearest;
     if (skipped_stale || skipped_illegal)
       note = " (ignored: " + std::to_string(skipped_stale) + " stale entries, " +
              std::to_string(skipped_illegal) + " configs not legal for this shape)";
   }
-  const DefaultChoice d = heuristic_default(p, device.sm_count, smem);
-  ConfigChoice ch;
+  const DefaultChoice d = family.heuristic_default(p, device);
+  FamilyChoice ch;
   ch.config = d.config;
   ch.rule = SelectRule::kDefault;
-  ch.reason = "default: nothing usable tuned for this family on this GPU" + note + "; " + d.reason;
+  ch.reason = "default: nothing usable tuned for this class on this GPU" + note + "; " + d.reason;
+  return ch;
+}
+
+Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& device,
+                                   const Versions& versions, const FwdProblem& p) {
+  SSMTUNE_RETURN_IF_ERROR(p.validate());
+  SSMTUNE_ASSIGN_OR_RETURN(FamilyChoice f,
+                           choose_family_config(db, fwd_family(), FwdFamilyProblem(p), device,
+                                                versions));
+  SSMTUNE_ASSIGN_OR_RETURN(FwdConfig c, FwdConfig::from_key(f.config));
+  ConfigChoice ch;
+  ch.config = c;
+  ch.rule = f.rule;
+  ch.source_problem = f.source_problem;
+  ch.source_ms = f.source_ms;
+  ch.distance = f.distance;
+  ch.reason = f.reason;
   return ch;
 }
 

@@ -10,8 +10,9 @@
 
 #include "cache/tuning_db.h"
 #include "jit/device.h"
-#include "tuner/kernel_config.h"
-#include "tuner/problem.h"
+#include "tuner/family.h"
+#include "tuner/fwd/config.h"
+#include "tuner/fwd/problem.h"
 
 namespace ssmtune {
 
@@ -19,7 +20,7 @@ enum class SelectRule { kExact, kNearest, kDefault };
 const char* to_string(SelectRule r);  // "exact", "nearest", "default"
 
 struct ConfigChoice {
-  KernelConfig config;
+  FwdConfig config;
   SelectRule rule = SelectRule::kDefault;
   std::string source_problem;  // the database entry's problem (exact, nearest)
   double source_ms = 0;        // its measured median
@@ -27,11 +28,28 @@ struct ConfigChoice {
   std::string reason;          // one human-readable line
 };
 
-// Log-space distance over the four sizes (groups must match for nearest).
-double problem_distance(const Problem& a, const Problem& b);
+// A choice for a problem of any family: the config key and how it was found.
+struct FamilyChoice {
+  std::string config;
+  SelectRule rule = SelectRule::kDefault;
+  std::string source_problem;
+  double source_ms = 0;
+  double distance = 0;
+  std::string reason;
+};
 
-// `db` may be null (no database: the default). Errors only on database failure.
+// Exact, nearest (same class on this device, legal for the problem), else
+// the family's heuristic default. `db` may be null (no database: the
+// default). Errors only on database failure.
+Result<FamilyChoice> choose_family_config(cache::TuningDb* db, const KernelFamily& family,
+                                          const FamilyProblem& problem,
+                                          const jit::DeviceInfo& device, const Versions& versions);
+
+// Log-space distance over the four sizes (groups must match for nearest).
+double problem_distance(const FwdProblem& a, const FwdProblem& b);
+
+// The forward's choice, typed.
 Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& device,
-                                   const cache::Versions& versions, const Problem& p);
+                                   const Versions& versions, const FwdProblem& p);
 
 }  // namespace ssmtune

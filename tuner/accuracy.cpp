@@ -11,7 +11,7 @@
 #include "core/half.h"
 #include "core/thread_pool.h"
 
-#include "tuner/host_inputs.h"
+#include "tuner/dtype.h"
 
 namespace ssmtune {
 namespace {
@@ -225,30 +225,38 @@ Verdict classify(const ErrorStats& stats, const ErrorBudget& budget, double floo
 
 Verdict worst(Verdict a, Verdict b) { return severity(a) >= severity(b) ? a : b; }
 
-RunScore score_run(const Problem& p, bool acc_is_fp64, const HostOutputs& ref, const void* out_raw,
-                   const void* out_z_raw, const float* last_state) {
-  RunScore r;
-  const Tolerance tol = mamba_tolerance(p.dtype);
-  r.has_out_z = p.has_z && out_z_raw != nullptr;
-  r.has_last_state = p.return_last_state && last_state != nullptr;
-  r.floor = rounding_floor(ref.out, p.dtype);
-  if (r.has_out_z) r.floor = std::max(r.floor, rounding_floor(ref.out_z, p.dtype));
-  r.budget = budget_for(p.dtype, acc_is_fp64, r.floor);
+OutputScore make_output_score(std::string name, const ErrorStats& stats, const ErrorBudget& budget,
+                              double floor) {
+  OutputScore o;
+  o.name = std::move(name);
+  o.stats = stats;
+  o.budget = budget;
+  o.floor = floor;
+  o.verdict = classify(stats, budget, floor);
+  return o;
+}
 
-  r.out = score(ref.out, out_raw, p.dtype, tol.rtol, tol.atol);
-  r.verdict = classify(r.out, r.budget, r.floor);
-  if (r.has_out_z) {
-    r.out_z = score(ref.out_z, out_z_raw, p.dtype, tol.rtol, tol.atol);
-    r.verdict = worst(r.verdict, classify(r.out_z, r.budget, r.floor));
+Verdict worst_verdict(const std::vector<OutputScore>& outputs) {
+  Verdict v = Verdict::kInside;
+  bool first = true;
+  for (const auto& o : outputs) {
+    v = first ? o.verdict : worst(v, o.verdict);
+    first = false;
   }
-  if (r.has_last_state) {
-    const Tolerance t32 = mamba_tolerance(DType::kF32);
-    const double floor32 = rounding_floor(ref.last_state, DType::kF32);
-    r.last_state = score(ref.last_state, last_state, DType::kF32, t32.rtol, t32.atol);
-    r.verdict = worst(
-        r.verdict, classify(r.last_state, budget_for(DType::kF32, acc_is_fp64, floor32), floor32));
+  return v;
+}
+
+const OutputScore* headline(const std::vector<OutputScore>& outputs) {
+  const OutputScore* best = nullptr;
+  double best_ratio = -1;
+  for (const auto& o : outputs) {
+    const double r = o.budget.rel_l2 > 0 ? o.stats.rel_l2 / o.budget.rel_l2 : o.stats.rel_l2;
+    if (best == nullptr || !(r <= best_ratio)) {
+      best = &o;
+      best_ratio = r;
+    }
   }
-  return r;
+  return best;
 }
 
 }  // namespace ssmtune

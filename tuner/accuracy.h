@@ -5,10 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "tuner/problem.h"
-#include "tuner/reference_cpu.h"
+#include "tuner/dtype.h"
 
 namespace ssmtune {
 
@@ -83,20 +83,21 @@ Verdict classify(const ErrorStats& stats, const ErrorBudget& budget, double floo
 // The worse of two verdicts: defect > outside > inside > at-limit.
 Verdict worst(Verdict a, Verdict b);
 
-// One run scored: out and out_z in the problem's dtype with its budget
-// (floor: the larger of their floors), last_state (fp32) with the fp32
-// budget. allclose uses mamba_tolerance. verdict: the worst over the outputs.
-struct RunScore {
-  ErrorStats out, out_z, last_state;
-  bool has_out_z = false, has_last_state = false;
-  Verdict verdict = Verdict::kInside;
-  double floor = 0;
+// One named output of a run ("out", "du", ...) scored against fp64: its
+// statistics, the budget and floor it was judged by, and the verdict.
+struct OutputScore {
+  std::string name;
+  ErrorStats stats;
   ErrorBudget budget{0, kDefectFactor};
+  double floor = 0;
+  Verdict verdict = Verdict::kInside;
 };
-
-// out_z_raw and last_state are scored when the problem has them and the
-// pointer is not null.
-RunScore score_run(const Problem& p, bool acc_is_fp64, const HostOutputs& ref, const void* out_raw,
-                   const void* out_z_raw, const float* last_state);
+// Scores `stats` against (budget, floor) under `name`.
+OutputScore make_output_score(std::string name, const ErrorStats& stats, const ErrorBudget& budget,
+                              double floor);
+// The worst verdict over the outputs (kInside for none).
+Verdict worst_verdict(const std::vector<OutputScore>& outputs);
+// The output with the largest rel_l2 / budget (null for none).
+const OutputScore* headline(const std::vector<OutputScore>& outputs);
 
 }  // namespace ssmtune

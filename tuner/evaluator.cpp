@@ -1,134 +1,149 @@
-// Config evaluation.
+// Config evaluation for any family.
 #include "tuner/evaluator.h"
 
+#include <algorithm>
 #include <random>
-
-#include "jit/program_builder.h"
-#include "tuner/reference_cpu.h"
-#include "tuner/reference_gpu.h"
 
 namespace ssmtune {
 
-const char* to_string(EvalStatus s) {
-  switch (s) {
-    case EvalStatus::kOk:
-      return "ok";
-    case EvalStatus::kPruned:
-      return "pruned";
-    case EvalStatus::kCompileFailed:
-      return "compile_failed";
-    case EvalStatus::kLaunchFailed:
-      return "launch_failed";
-    case EvalStatus::kInaccurate:
-      return "inaccurate";
-  }
-  return "?";
+const OutputScore* EvalResult::output(const std::string& name) const {
+  for (const auto& o : outputs)
+    if (o.name == name) return &o;
+  return nullptr;
 }
 
-Floors floors(const Problem& p, const jit::DeviceInfo& device, double copy_gbs) {
-  Floors f;
-  f.bytes_ms = p.min_bytes() / (copy_gbs * 1e9) * 1e3;
-  const double exp_rate = 16.0 * device.sm_count * device.sm_clock_khz * 1e3;
-  f.exp_ms = p.exp_count() / exp_rate * 1e3;
-  return f;
+Measurement to_measurement(const EvalResult& r, const std::string& family,
+                           const std::string& problem_key) {
+  Measurement m;
+  m.family = family;
+  m.problem_key = problem_key;
+  m.config_key = r.config;
+  m.status = r.status;
+  m.detail = r.detail;
+  m.median_ms = r.timing.median_ms;
+  m.spread_ms = r.timing.spread_ms;
+  m.min_ms = r.timing.min_ms;
+  m.repeats = r.timing.repeats;
+  for (const auto& k : r.kernels) {
+    m.registers = std::max<int64_t>(m.registers, k.resources.registers);
+    m.spill_bytes = std::max<int64_t>(
+        m.spill_bytes, k.resources.spill_store_bytes + k.resources.spill_load_bytes);
+    m.shared_bytes = std::max<int64_t>(m.shared_bytes, k.resources.shared_bytes);
+  }
+  for (const OutputScore& o : r.outputs) {
+    OutputError e;
+    e.output = o.name;
+    e.rel_l2 = o.stats.rel_l2;
+    e.max_abs_rel = o.stats.max_abs_over_max_ref;
+    e.max_rel = o.stats.max_rel;
+    e.nan_inf = o.stats.nan_inf;
+    e.unwritten = o.stats.unwritten;
+    e.budget = o.budget.rel_l2;
+    e.verdict = to_string(o.verdict);
+    m.errors.push_back(e);
+  }
+  summarize_errors(m);
+  return m;
 }
 
 Result<Evaluator> Evaluator::create(const jit::DeviceInfo& device, jit::Compiler& compiler,
-                                    const Problem& problem, const EvalOptions& options) {
-  SSMTUNE_RETURN_IF_ERROR(problem.validate());
-  const uint64_t seed = options.seed != 0 ? options.seed : std::random_device{}();
-  const HostInputs inputs = make_inputs(problem, seed, options.distribution);
-  SSMTUNE_ASSIGN_OR_RETURN(DeviceProblem dp, DeviceProblem::upload(inputs));
+                                    const KernelFamily& family, const FamilyProblem& problem,
+                                    const EvalOptions& options) {
+  Evaluator e;
+  e.device_ = device;
+  e.compiler_ = &compiler;
+  e.family_ = &family;
+  // A private copy of the problem: the caller's may not outlive us.
+  SSMTUNE_ASSIGN_OR_RETURN(e.problem_, family.parse_problem(problem.key()));
+  e.options_ = options;
+  e.seed_ = options.seed != 0 ? options.seed : std::random_device{}();
   SSMTUNE_ASSIGN_OR_RETURN(jit::Stream stream, jit::Stream::create());
+  e.stream_ = std::make_unique<jit::Stream>(std::move(stream));
   SSMTUNE_ASSIGN_OR_RETURN(GpuTimer timer, GpuTimer::create(device));
-  Evaluator e(device, compiler, problem, options, std::move(dp), std::move(stream),
-              std::move(timer));
-  e.seed_ = seed;
-  const double work = double(problem.batch) * problem.dim * problem.seqlen * problem.dstate;
-  if (work <= options.cpu_reference_limit) {
-    e.reference_ = reference_fwd(inputs);
-  } else {
-    e.gpu_reference_ = true;
-    SSMTUNE_ASSIGN_OR_RETURN(e.reference_,
-                             reference_fwd_gpu(compiler, device.arch(), e.dp_, e.stream_.get()));
-  }
+  e.timer_ = std::make_unique<GpuTimer>(std::move(timer));
+  BenchOptions bo;
+  bo.seed = e.seed_;
+  bo.distribution = options.distribution;
+  bo.cpu_reference_limit = options.cpu_reference_limit;
+  SSMTUNE_ASSIGN_OR_RETURN(e.bench_,
+                           family.make_bench(*e.problem_, device, compiler, bo, e.stream_->get()));
   return e;
 }
 
-void Evaluator::precompile(const std::vector<KernelConfig>& configs) {
+void Evaluator::precompile(const std::vector<std::string>& configs) {
   // One program per config keeps each config's cache key independent of the
   // others it was compiled with.
   std::vector<jit::ProgramSpec> specs;
-  for (const auto& c : configs) {
-    auto plan = plan_fwd(problem_, c, device_.max_shared_per_block);
-    if (!plan) continue;
-    specs.push_back(jit::make_programs(plan->kernels, 0, device_.arch(), "ssm_fwd")[0]);
-  }
+  for (const auto& c : configs)
+    if (auto spec = program_for(*family_, *problem_, c, device_)) specs.push_back(*spec);
   compiler_->compile_all(specs);
 }
 
-EvalResult Evaluator::evaluate_with(const KernelConfig& c, const TimingOptions& timing) {
+EvalResult Evaluator::evaluate_with(const std::string& config, const TimingOptions& timing) {
   EvalResult r;
-  r.config = c;
-  auto plan = plan_fwd(problem_, c, device_.max_shared_per_block);
-  if (!plan) {
-    r.status = EvalStatus::kPruned;
-    r.detail = plan.status().message();
+  r.config = config;
+  if (Status s = family_->check_config(*problem_, config, device_); !s) {
+    r.status = MeasureStatus::kPruned;
+    r.detail = s.message();
     return r;
   }
-  auto specs = jit::make_programs(plan->kernels, 0, device_.arch(), "ssm_fwd");
-  auto program = compiler_->compile(specs.at(0));
+  auto spec = program_for(*family_, *problem_, config, device_);
+  if (!spec) {
+    r.status = MeasureStatus::kPruned;
+    r.detail = spec.status().message();
+    return r;
+  }
+  auto program = compiler_->compile(*spec);
   if (!program) {
-    r.status = EvalStatus::kCompileFailed;
+    r.status = MeasureStatus::kCompileFailed;
     r.detail = program.status().message().substr(0, 4000);
     return r;
   }
   r.compile_seconds = program->compile_seconds;
-  auto kernel = FwdKernel::load(std::move(plan).value(), *program);
-  if (!kernel) {
-    r.status = EvalStatus::kLaunchFailed;
-    r.detail = kernel.status().to_string();
+  auto loaded = bench_->load(config, *program);
+  if (!loaded) {
+    r.status = MeasureStatus::kLaunchFailed;
+    r.detail = loaded.status().to_string();
     return r;
   }
-  r.kernels = kernel->images();
-  const auto params = make_params(problem_, dp_.tensors());
+  LoadedConfig& k = **loaded;
+  r.kernels = k.images();
   auto fail = [&r](const Status& s) {
-    r.status = EvalStatus::kLaunchFailed;
+    r.status = MeasureStatus::kLaunchFailed;
     r.detail = s.to_string();
     return r;
   };
-  auto seen = scored_.find(c.key());
+  const CUstream stream = stream_->get();
+  auto seen = scored_.find(config);
   if (seen != scored_.end()) {
-    r.score = seen->second.first;
-    r.status = seen->second.second.status;
-    r.detail = seen->second.second.detail;
+    r.outputs = seen->second.outputs;
+    r.verdict = seen->second.verdict;
+    r.status = seen->second.status;
+    r.detail = seen->second.detail;
   } else {
-    if (Status s = dp_.poison_outputs(stream_.get()); !s) return fail(s);
-    if (Status s = kernel->launch(params, stream_.get(), scratch_); !s) return fail(s);
-    if (Status s = stream_.synchronize(); !s) return fail(s);
-    auto out = dp_.download_out();
-    auto out_z = dp_.download_out_z();
-    auto last = dp_.download_last_state();
-    if (!out) return fail(out.status());
-    if (!out_z) return fail(out_z.status());
-    if (!last) return fail(last.status());
-    r.score = score_run(problem_, c.acc == AccType::kF64, reference_, out->data(),
-                        problem_.has_z ? out_z->data() : nullptr,
-                        problem_.return_last_state ? last->data() : nullptr);
-    const bool accurate =
-        r.score.verdict == Verdict::kInside || r.score.verdict == Verdict::kAtLimit;
-    const bool within_max = options_.max_error <= 0 || r.score.out.rel_l2 <= options_.max_error;
-    if (!accurate || !within_max) {
-      r.status = EvalStatus::kInaccurate;
-      r.detail = std::string(to_string(r.score.verdict)) + ": rel L2 " +
-                 std::to_string(r.score.out.rel_l2) + " (budget " +
-                 std::to_string(within_max ? r.score.budget.rel_l2 : options_.max_error) + ")";
+    if (Status s = k.poison(stream); !s) return fail(s);
+    if (Status s = k.launch(stream); !s) return fail(s);
+    if (Status s = stream_->synchronize(); !s) return fail(s);
+    auto outputs = k.score();
+    if (!outputs) return fail(outputs.status());
+    r.outputs = std::move(*outputs);
+    r.verdict = worst_verdict(r.outputs);
+    const bool accurate = r.verdict == Verdict::kInside || r.verdict == Verdict::kAtLimit;
+    const OutputScore* over = nullptr;
+    if (options_.max_error > 0)
+      for (const auto& o : r.outputs)
+        if (!(o.stats.rel_l2 <= options_.max_error)) over = over ? over : &o;
+    if (!accurate || over != nullptr) {
+      const OutputScore* h = over ? over : headline(r.outputs);
+      r.status = MeasureStatus::kInaccurate;
+      r.detail = std::string(to_string(r.verdict)) + ": " + (h ? h->name : "?") + " rel L2 " +
+                 std::to_string(h ? h->stats.rel_l2 : 0) + " (budget " +
+                 std::to_string(over ? options_.max_error : (h ? h->budget.rel_l2 : 0)) + ")";
     }
-    scored_[c.key()] = {r.score, r};
+    scored_[config] = r;
   }
   if (options_.time) {
-    auto t = timer_.time([&](CUstream s) { return kernel->launch(params, s, scratch_); },
-                         stream_.get(), timing);
+    auto t = timer_->time([&k](CUstream s) { return k.launch(s); }, stream, timing);
     if (!t) return fail(t.status());
     r.timing = *t;
   }

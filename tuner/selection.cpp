@@ -8,8 +8,6 @@
 namespace ssmtune {
 namespace {
 
-using cache::Measurement;
-using cache::MeasureStatus;
 
 double spread(const Measurement& m) { return std::isfinite(m.spread_ms) ? m.spread_ms : 0; }
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tuner/kernel_config.h"
+#include <string>
 
 namespace ssmtune {
 
@@ -20,7 +20,7 @@ struct TrialResult {
 };
 
 // `target_ms`: how long the timing may take (the fidelity).
-using MeasureFn = std::function<TrialResult(const KernelConfig&, double target_ms)>;
+using MeasureFn = std::function<TrialResult(const std::string&, double target_ms)>;
 
 struct Budget {
   int max_configs = 0;      // 0: no limit on configs measured
@@ -30,21 +30,21 @@ struct Budget {
 };
 
 struct Trial {
-  KernelConfig config;
+  std::string config;
   TrialResult result;
   double target_ms = 0;
   int rung = 0;
 };
 
 // Every candidate once, carefully (up to the budget).
-std::vector<Trial> run_exhaustive(const std::vector<KernelConfig>& candidates,
+std::vector<Trial> run_exhaustive(const std::vector<std::string>& candidates,
                                   const MeasureFn& measure, const Budget& budget);
 // A random sample of the budget's size, carefully.
-std::vector<Trial> run_random(const std::vector<KernelConfig>& candidates, const MeasureFn& measure,
+std::vector<Trial> run_random(const std::vector<std::string>& candidates, const MeasureFn& measure,
                               const Budget& budget, uint64_t seed);
 // Successive halving: all cheaply, then the best 1/eta more carefully,
 // until a few remain, measured at the careful fidelity.
-std::vector<Trial> run_halving(const std::vector<KernelConfig>& candidates,
+std::vector<Trial> run_halving(const std::vector<std::string>& candidates,
                                const MeasureFn& measure, const Budget& budget, int eta = 4);
 
 // Shared budget clock for the strategies.

@@ -17,7 +17,7 @@ bool BudgetClock::exhausted(int measured) const {
   return budget_.max_seconds > 0 && now_s() - start_ >= budget_.max_seconds;
 }
 
-std::vector<Trial> run_exhaustive(const std::vector<KernelConfig>& candidates,
+std::vector<Trial> run_exhaustive(const std::vector<std::string>& candidates,
                                   const MeasureFn& measure, const Budget& budget) {
   BudgetClock clock(budget);
   std::vector<Trial> out;

@@ -6,11 +6,11 @@
 
 namespace ssmtune {
 
-std::vector<Trial> run_halving(const std::vector<KernelConfig>& candidates,
+std::vector<Trial> run_halving(const std::vector<std::string>& candidates,
                                const MeasureFn& measure, const Budget& budget, int eta) {
   BudgetClock clock(budget);
   std::vector<Trial> all;
-  std::vector<KernelConfig> rung_configs = candidates;
+  std::vector<std::string> rung_configs = candidates;
   eta = std::max(2, eta);
   // Fidelities grow geometrically from cheap to careful.
   const int rungs =

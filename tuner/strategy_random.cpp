@@ -6,9 +6,9 @@
 
 namespace ssmtune {
 
-std::vector<Trial> run_random(const std::vector<KernelConfig>& candidates, const MeasureFn& measure,
+std::vector<Trial> run_random(const std::vector<std::string>& candidates, const MeasureFn& measure,
                               const Budget& budget, uint64_t seed) {
-  std::vector<KernelConfig> order = candidates;
+  std::vector<std::string> order = candidates;
   std::mt19937_64 rng(seed);
   std::shuffle(order.begin(), order.end(), rng);
   return run_exhaustive(order, measure, budget);

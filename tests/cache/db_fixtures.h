@@ -12,8 +12,8 @@
 #include <string>
 
 #include "cache/records.h"
-#include "tuner/kernel_config.h"
-#include "tuner/problem.h"
+#include "tuner/fwd/config.h"
+#include "tuner/fwd/problem.h"
 
 namespace ssmtune::testing {
 
@@ -57,7 +57,7 @@ inline cache::DeviceRecord sample_device(int i = 0) {
 
 // A valid problem key; `i` varies the sequence length.
 inline std::string problem_key(int i = 0, DType dtype = DType::kF32) {
-  Problem p;
+  FwdProblem p;
   p.batch = 2;
   p.dim = 48;
   p.seqlen = 17 + i;
@@ -70,7 +70,7 @@ inline std::string problem_key(int i = 0, DType dtype = DType::kF32) {
 
 // A valid config key; `i` varies the chunk.
 inline std::string config_key(int i = 0) {
-  KernelConfig c;
+  FwdConfig c;
   c.algo = i % 3 == 0 ? ScanAlgo::kSequential : ScanAlgo::kWarpScan;
   c.chunk = 32 << (i % 5);
   c.d_step = 1 + i / 5;

@@ -14,11 +14,12 @@
 #include "support/gpu_helpers.h"
 #include "support/problems.h"
 #include "tuner/accuracy.h"
-#include "tuner/device_problem.h"
-#include "tuner/fwd_runner.h"
-#include "tuner/heuristics.h"
-#include "tuner/reference_cpu.h"
-#include "tuner/reference_gpu.h"
+#include "tuner/fwd/scoring.h"
+#include "tuner/fwd/device_problem.h"
+#include "tuner/fwd/runner.h"
+#include "tuner/fwd/heuristics.h"
+#include "tuner/fwd/reference_cpu.h"
+#include "tuner/fwd/reference_gpu.h"
 
 namespace ssmtune {
 namespace {
@@ -27,77 +28,77 @@ using testing::require_ok;
 
 struct Case {
   const char* name;
-  Problem p;
+  FwdProblem p;
   InputDistribution dist = InputDistribution::kMamba;
 };
 
-Problem make(int64_t b, int64_t d, int64_t l, int64_t n, int64_t g, DType t) {
+FwdProblem make(int64_t b, int64_t d, int64_t l, int64_t n, int64_t g, DType t) {
   return testing::shape(b, d, l, n, t, g);
 }
 
 std::vector<Case> cases() {
   std::vector<Case> out;
   {  // seqlen 1, dim not a multiple of any d_step, every flag on
-    Problem p = make(2, 37, 1, 4, 1, DType::kF32);
+    FwdProblem p = make(2, 37, 1, 4, 1, DType::kF32);
     p.has_d = p.has_z = p.has_delta_bias = p.delta_softplus = true;
     p.return_last_state = p.has_initial_state = true;
     out.push_back({"l1-allflags", p});
   }
   {  // seqlen 7, dstate 1, two groups, constant B
-    Problem p = make(2, 40, 7, 1, 2, DType::kF32);
+    FwdProblem p = make(2, 40, 7, 1, 2, DType::kF32);
     p.variable_b = false;
     p.has_d = p.has_z = true;
     out.push_back({"l7-n1-constB", p});
   }
   {  // seqlen 129, bf16, bias + softplus, initial and last state
-    Problem p = make(3, 24, 129, 16, 2, DType::kBF16);
+    FwdProblem p = make(3, 24, 129, 16, 2, DType::kBF16);
     p.has_delta_bias = p.delta_softplus = p.return_last_state = p.has_initial_state = true;
     out.push_back({"l129-bf16", p});
   }
   {  // seqlen 1000, fp16, dstate 64, constant C, z and D
-    Problem p = make(2, 33, 1000, 64, 1, DType::kF16);
+    FwdProblem p = make(2, 33, 1000, 64, 1, DType::kF16);
     p.variable_c = false;
     p.has_z = p.has_d = true;
     out.push_back({"l1000-fp16-n64", p});
   }
   {  // dstate 256, nothing else
-    Problem p = make(1, 9, 2048, 256, 1, DType::kF32);
+    FwdProblem p = make(1, 9, 2048, 256, 1, DType::kF32);
     p.return_last_state = true;
     out.push_back({"l2048-n256", p});
   }
   {  // seqlen 4097 (not a multiple of any chunk), bf16, every flag
-    Problem p = make(2, 20, 4097, 16, 1, DType::kBF16);
+    FwdProblem p = make(2, 20, 4097, 16, 1, DType::kBF16);
     p.has_d = p.has_z = p.has_delta_bias = p.delta_softplus = true;
     p.return_last_state = p.has_initial_state = true;
     out.push_back({"l4097-bf16-allflags", p});
   }
   {  // long and slow: the state remembers thousands of steps
-    Problem p = make(1, 12, 16384, 16, 1, DType::kF32);
+    FwdProblem p = make(1, 12, 16384, 16, 1, DType::kF32);
     p.return_last_state = p.has_initial_state = true;
     out.push_back({"l16384-slowdecay", p, InputDistribution::kSlowDecay});
   }
   {  // mamba_ssm's usual case, constant B and C
-    Problem p = make(2, 64, 2048, 16, 1, DType::kF32);
+    FwdProblem p = make(2, 64, 2048, 16, 1, DType::kF32);
     p.variable_b = p.variable_c = false;
     p.has_d = true;
     out.push_back({"l2048-constBC", p});
   }
   {  // large ranges, fp16
-    Problem p = make(1, 17, 513, 4, 1, DType::kF16);
+    FwdProblem p = make(1, 17, 513, 4, 1, DType::kF16);
     p.has_z = true;
     out.push_back({"l513-fp16-large", p, InputDistribution::kLarge});
   }
   return out;
 }
 
-std::vector<KernelConfig> configs_for(const Problem& p, size_t max_shared) {
-  std::vector<KernelConfig> out;
+std::vector<FwdConfig> configs_for(const FwdProblem& p, size_t max_shared) {
+  std::vector<FwdConfig> out;
   for (ScanAlgo a : kAllScanAlgos)
     for (AccType acc : {AccType::kF32, AccType::kF64})
       out.push_back(default_config(p, a, acc, max_shared));
   // The other fp32 exp modes, on two algorithms.
   for (ScanAlgo a : {ScanAlgo::kSequential, ScanAlgo::kWarpScan}) {
-    KernelConfig c = default_config(p, a, AccType::kF32, max_shared);
+    FwdConfig c = default_config(p, a, AccType::kF32, max_shared);
     c.exp_mode = ExpMode::kAccurate;
     out.push_back(c);
     c.exp_mode = ExpMode::kPoly;
@@ -123,7 +124,7 @@ struct RunOutput {
   std::vector<float> last;
 };
 
-RunOutput run_once(const FwdKernel& k, const DeviceProblem& dp, FwdScratch& scratch,
+RunOutput run_once(const FwdKernel& k, const FwdDeviceProblem& dp, FwdScratch& scratch,
                    const jit::Stream& stream) {
   REQUIRE_STATUS_OK(dp.poison_outputs(stream.get()));
   REQUIRE_STATUS_OK(k.launch(make_params(dp.problem(), dp.tensors()), stream.get(), scratch));
@@ -171,12 +172,12 @@ TEST_CASE("every algorithm and accumulation dtype matches fp64", "[gpu][fwd]") {
   for (const Case& cs : cases()) {
     ++case_index;
     DYNAMIC_SECTION(cs.name) {
-      const Problem& p = cs.p;
+      const FwdProblem& p = cs.p;
       const uint64_t case_seed = seed + case_index;
-      const HostInputs in = make_inputs(p, case_seed, cs.dist);
-      const HostOutputs ref = reference_fwd(in);
-      auto dp = require_ok(DeviceProblem::upload(in));
-      std::vector<KernelConfig> configs;
+      const FwdHostInputs in = make_inputs(p, case_seed, cs.dist);
+      const FwdHostOutputs ref = reference_fwd(in);
+      auto dp = require_ok(FwdDeviceProblem::upload(in));
+      std::vector<FwdConfig> configs;
       std::vector<jit::ProgramSpec> specs;
       std::vector<FwdPlan> plans;
       for (const auto& c : configs_for(p, dev.max_shared_per_block)) {
@@ -190,12 +191,12 @@ TEST_CASE("every algorithm and accumulation dtype matches fp64", "[gpu][fwd]") {
       }
       auto programs = compiler.compile_all(specs);
       for (size_t i = 0; i < configs.size(); ++i) {
-        const KernelConfig& c = configs[i];
+        const FwdConfig& c = configs[i];
         INFO(cs.name << " " << p.key() << " config " << c.key() << " seed " << case_seed);
         auto program = require_ok(std::move(programs[i]));
         auto kernel = require_ok(FwdKernel::load(plans[i], program));
         const RunOutput first = run_once(kernel, dp, scratch, stream);
-        const RunScore s = score_run(p, c.acc == AccType::kF64, ref, first.out.data(),
+        const FwdRunScore s = score_run(p, c.acc == AccType::kF64, ref, first.out.data(),
                                      p.has_z ? first.out_z.data() : nullptr,
                                      p.return_last_state ? first.last.data() : nullptr);
         std::printf("%-20s %-44s out %.2e out_z %.2e last %.2e budget %.1e %s\n", cs.name,
@@ -232,16 +233,16 @@ TEST_CASE("the fp64 GPU reference agrees with the CPU reference", "[gpu][fwd]") 
   jit::Compiler compiler(jit::TemplateSources::embedded(), nullptr);
   auto stream = require_ok(jit::Stream::create());
   for (DType t : {DType::kF32, DType::kBF16}) {
-    Problem p = make(2, 21, 777, 16, 3 - 2 * (t == DType::kBF16), t);
+    FwdProblem p = make(2, 21, 777, 16, 3 - 2 * (t == DType::kBF16), t);
     p.dim = 21;
     p.groups = t == DType::kBF16 ? 1 : 3;
     p.has_d = p.has_z = p.has_delta_bias = p.delta_softplus = true;
     p.return_last_state = p.has_initial_state = true;
     p.variable_c = t == DType::kBF16;
-    const HostInputs in = make_inputs(p, std::random_device{}());
-    const HostOutputs cpu = reference_fwd(in);
-    auto dp = require_ok(DeviceProblem::upload(in));
-    const HostOutputs gpu =
+    const FwdHostInputs in = make_inputs(p, std::random_device{}());
+    const FwdHostOutputs cpu = reference_fwd(in);
+    auto dp = require_ok(FwdDeviceProblem::upload(in));
+    const FwdHostOutputs gpu =
         require_ok(reference_fwd_gpu(compiler, testing::device_arch(), dp, stream.get()));
     const ErrorStats out = score(cpu.out, gpu.out, 0, 1e-12);
     const ErrorStats oz = score(cpu.out_z, gpu.out_z, 0, 1e-12);
@@ -260,22 +261,22 @@ TEST_CASE("launching with scratch sized for another config cannot happen", "[gpu
   // sizes scratch from the plan it launches, whatever ran before.
   jit::Compiler compiler(jit::TemplateSources::embedded(), nullptr);
   const auto dev = require_ok(jit::query_device(0));
-  Problem p = make(8, 256, 1024, 4, 1, DType::kF32);
-  const HostInputs in = make_inputs(p, std::random_device{}());
-  const HostOutputs ref = reference_fwd(in);
-  auto dp = require_ok(DeviceProblem::upload(in));
+  FwdProblem p = make(8, 256, 1024, 4, 1, DType::kF32);
+  const FwdHostInputs in = make_inputs(p, std::random_device{}());
+  const FwdHostOutputs ref = reference_fwd(in);
+  auto dp = require_ok(FwdDeviceProblem::upload(in));
   auto stream = require_ok(jit::Stream::create());
   FwdScratch scratch;
   for (int chunk : {32, 128, 512}) {
     for (ScanAlgo a : {ScanAlgo::kMultiPass, ScanAlgo::kLookback}) {
-      KernelConfig c = default_config(p, a);
+      FwdConfig c = default_config(p, a);
       c.chunk = chunk;
       c.d_step = 16;  // 64 threads: d_step 16 x n_split 4 keeps chunk 512 within shared memory
       c.n_split = 4;
       INFO(c.key());
       auto k = require_ok(build_fwd_kernel(compiler, p, c, dev.arch(), dev.max_shared_per_block));
       const RunOutput r = run_once(k, dp, scratch, stream);
-      const RunScore s = score_run(p, false, ref, r.out.data(), nullptr, nullptr);
+      const FwdRunScore s = score_run(p, false, ref, r.out.data(), nullptr, nullptr);
       INFO(describe(s.out));
       CHECK(s.verdict == Verdict::kInside);
     }

@@ -13,23 +13,24 @@
 #include "ssmtune/runtime.h"
 #include "support/gpu_helpers.h"
 #include "tuner/accuracy.h"
-#include "tuner/device_problem.h"
-#include "tuner/reference_cpu.h"
+#include "tuner/fwd/scoring.h"
+#include "tuner/fwd/device_problem.h"
+#include "tuner/fwd/reference_cpu.h"
 
 namespace ssmtune {
 namespace {
 
 using testing::require_ok;
 
-ssmtune_fwd_args c_args(const DeviceProblem& dp) {
+ssmtune_fwd_args c_args(const FwdDeviceProblem& dp) {
   return to_c_args(dp.tensors(), dp.problem().delta_softplus);
 }
 
-Problem random_problem(std::mt19937_64& rng) {
+FwdProblem random_problem(std::mt19937_64& rng) {
   auto pick = [&](std::initializer_list<int64_t> v) {
     return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng));
   };
-  Problem p;
+  FwdProblem p;
   p.batch = pick({1, 2, 3});
   p.groups = pick({1, 2});
   p.dim = p.groups * pick({7, 16, 33});
@@ -58,18 +59,18 @@ TEST_CASE("the C++ API matches fp64 on random problems", "[gpu][runtime]") {
   const uint64_t seed = fixed ? std::strtoull(fixed, nullptr, 10) : std::random_device{}();
   std::mt19937_64 rng(seed);
   for (int i = 0; i < 12; ++i) {
-    const Problem p = random_problem(rng);
+    const FwdProblem p = random_problem(rng);
     INFO("seed " << seed << " problem " << p.key());
-    const HostInputs in = make_inputs(p, seed + i);
-    const HostOutputs ref = reference_fwd(in);
-    auto dp = require_ok(DeviceProblem::upload(in));
+    const FwdHostInputs in = make_inputs(p, seed + i);
+    const FwdHostOutputs ref = reference_fwd(in);
+    auto dp = require_ok(FwdDeviceProblem::upload(in));
     REQUIRE_STATUS_OK(dp.poison_outputs(stream.get()));
     REQUIRE_STATUS_OK(rt->selective_scan_fwd(c_args(dp), stream.get()));
     REQUIRE_STATUS_OK(stream.synchronize());
     const auto out = require_ok(dp.download_out());
     const auto out_z = require_ok(dp.download_out_z());
     const auto last = require_ok(dp.download_last_state());
-    const RunScore s = score_run(p, false, ref, out.data(), p.has_z ? out_z.data() : nullptr,
+    const FwdRunScore s = score_run(p, false, ref, out.data(), p.has_z ? out_z.data() : nullptr,
                                  p.return_last_state ? last.data() : nullptr);
     INFO("rel_l2 " << s.out.rel_l2 << " verdict " << to_string(s.verdict) << "; "
                    << require_ok(rt->explain(c_args(dp))));
@@ -83,14 +84,14 @@ TEST_CASE("many threads call at once on their own streams", "[gpu][runtime]") {
   RuntimeOptions o;
   o.use_db = false;
   auto rt = require_ok(Runtime::create(o));
-  Problem p;
+  FwdProblem p;
   p.batch = 2;
   p.dim = 64;
   p.seqlen = 512;
   p.dstate = 16;
   p.has_d = p.has_z = true;
-  const HostInputs in = make_inputs(p, std::random_device{}());
-  const HostOutputs ref = reference_fwd(in);
+  const FwdHostInputs in = make_inputs(p, std::random_device{}());
+  const FwdHostOutputs ref = reference_fwd(in);
   constexpr int kThreads = 8, kCalls = 20;
   std::vector<int> failures(kThreads, 0);
   std::vector<std::string> errors(kThreads);
@@ -105,7 +106,7 @@ TEST_CASE("many threads call at once on their own streams", "[gpu][runtime]") {
         errors[t] = ctx.status().to_string();
         return;
       }
-      auto dp = DeviceProblem::upload(in);
+      auto dp = FwdDeviceProblem::upload(in);
       auto stream = jit::Stream::create();
       if (!dp || !stream) {
         failures[t] = kCalls;
@@ -123,7 +124,7 @@ TEST_CASE("many threads call at once on their own streams", "[gpu][runtime]") {
           errors[t] = s.to_string();
           continue;
         }
-        const RunScore r = score_run(p, false, ref, out->data(), out_z->data(), nullptr);
+        const FwdRunScore r = score_run(p, false, ref, out->data(), out_z->data(), nullptr);
         if (r.verdict != Verdict::kInside && r.verdict != Verdict::kAtLimit) ++failures[t];
       }
     });
@@ -147,21 +148,21 @@ TEST_CASE("tune on first use records an exact entry that this and later runtimes
   o.tune_on_first_use_s = 3;
   auto rt = require_ok(Runtime::create(o));
   auto stream = require_ok(jit::Stream::create());
-  Problem p;
+  FwdProblem p;
   p.batch = 2;
   p.dim = 64;
   p.seqlen = 256;
   p.dstate = 4;
-  const HostInputs in = make_inputs(p, std::random_device{}());
-  const HostOutputs ref = reference_fwd(in);
-  auto dp = require_ok(DeviceProblem::upload(in));
+  const FwdHostInputs in = make_inputs(p, std::random_device{}());
+  const FwdHostOutputs ref = reference_fwd(in);
+  auto dp = require_ok(FwdDeviceProblem::upload(in));
   const std::string before = require_ok(rt->explain(c_args(dp)));
   INFO(before);
   CHECK(before.find("[default]") != std::string::npos);
   REQUIRE_STATUS_OK(dp.poison_outputs(stream.get()));
   REQUIRE_STATUS_OK(rt->selective_scan_fwd(c_args(dp), stream.get()));
   REQUIRE_STATUS_OK(stream.synchronize());
-  const RunScore s =
+  const FwdRunScore s =
       score_run(p, false, ref, require_ok(dp.download_out()).data(), nullptr, nullptr);
   CHECK((s.verdict == Verdict::kInside || s.verdict == Verdict::kAtLimit));
   const std::string in_use = require_ok(rt->explain(c_args(dp)));

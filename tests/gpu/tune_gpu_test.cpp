@@ -11,7 +11,7 @@
 #include "cache/records.h"
 #include "cache/tuning_db.h"
 #include "support/run_command.h"
-#include "tuner/heuristics.h"
+#include "tuner/fwd/heuristics.h"
 
 namespace ssmtune {
 namespace {
@@ -23,7 +23,7 @@ TEST_CASE("tune writes measurements and a best entry; a fault is recorded, not f
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string db = (dir / "tuning.db").string();
-  Problem p;
+  FwdProblem p;
   p.batch = 2;
   p.dim = 64;
   p.seqlen = 256;
@@ -49,7 +49,7 @@ TEST_CASE("tune writes measurements and a best entry; a fault is recorded, not f
   bool fault_seen = false;
   for (const auto& m : *ms) {
     ++by_status[cache::to_string(m.status)];
-    if (m.config_key == faulty && m.status == cache::MeasureStatus::kFaulted) fault_seen = true;
+    if (m.config_key == faulty && m.status == MeasureStatus::kFaulted) fault_seen = true;
   }
   CHECK(fault_seen);
   CHECK(by_status["ok"] > 10);

@@ -42,7 +42,7 @@ TEST_CASE("a call's problem comes from its tensors", "[runtime]") {
   auto c = read_call(valid_args());
   INFO(c.status().to_string());
   REQUIRE(c.is_ok());
-  const Problem& p = c->problem;
+  const FwdProblem& p = c->problem;
   CHECK(p.batch == 2);
   CHECK(p.dim == 64);
   CHECK(p.seqlen == 100);

@@ -4,13 +4,13 @@
 
 #include <cstdint>
 
-#include "tuner/problem.h"
+#include "tuner/fwd/problem.h"
 
 namespace ssmtune::testing {
 
-inline Problem shape(int64_t batch, int64_t dim, int64_t seqlen, int64_t dstate,
+inline FwdProblem shape(int64_t batch, int64_t dim, int64_t seqlen, int64_t dstate,
                      DType dtype = DType::kF32, int64_t groups = 1) {
-  Problem p;
+  FwdProblem p;
   p.batch = batch;
   p.dim = dim;
   p.seqlen = seqlen;

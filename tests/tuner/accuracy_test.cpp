@@ -1,13 +1,14 @@
 // Error statistics on synthetic data (poison, NaN, exact perturbations,
 // allclose), floors, budgets, verdicts, and whole-run scoring.
 #include "tuner/accuracy.h"
+#include "tuner/fwd/scoring.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "tuner/host_inputs.h"
+#include "tuner/fwd/host_inputs.h"
 
 namespace ssmtune {
 namespace {
@@ -102,11 +103,11 @@ TEST_CASE("allclose failures count as torch.allclose does", "[tuner]") {
 }
 
 TEST_CASE("rounding floors", "[tuner]") {
-  Problem p;
+  FwdProblem p;
   p.batch = 1;
   p.dim = 31;
   p.seqlen = 1001;
-  const HostInputs in = make_inputs(p, 3);
+  const FwdHostInputs in = make_inputs(p, 3);
   const std::vector<double> ref = in.u;
   // u is fp32: make it not representable first.
   std::vector<double> fine = ref;
@@ -178,7 +179,7 @@ TEST_CASE("classify gives each verdict", "[tuner]") {
 }
 
 TEST_CASE("score_run judges every output and keeps the worst", "[tuner]") {
-  Problem p;
+  FwdProblem p;
   p.batch = 2;
   p.dim = 9;
   p.seqlen = 33;
@@ -186,14 +187,14 @@ TEST_CASE("score_run judges every output and keeps the worst", "[tuner]") {
   p.groups = 3;
   p.dtype = DType::kBF16;
   p.has_z = p.return_last_state = true;
-  const HostInputs in = make_inputs(p, 21);
-  const HostOutputs ref = reference_fwd(in);
+  const FwdHostInputs in = make_inputs(p, 21);
+  const FwdHostOutputs ref = reference_fwd(in);
   std::vector<float> last(ref.last_state.begin(), ref.last_state.end());
 
   // The exact result, rounded: every output sits on its floor.
   const auto out = raw(ref.out, p.dtype);
   auto out_z = raw(ref.out_z, p.dtype);
-  RunScore s = score_run(p, false, ref, out.data(), out_z.data(), last.data());
+  FwdRunScore s = score_run(p, false, ref, out.data(), out_z.data(), last.data());
   CHECK(s.has_out_z);
   CHECK(s.has_last_state);
   CHECK(s.floor == Approx(1.66e-3).epsilon(0.3));
@@ -222,10 +223,10 @@ TEST_CASE("score_run judges every output and keeps the worst", "[tuner]") {
   CHECK(s.verdict == Verdict::kAtLimit);
 
   // fp32: a 2e-6 relative perturbation is inside the fp32 budget, outside the fp64 one.
-  Problem q = p;
+  FwdProblem q = p;
   q.dtype = DType::kF32;
   q.has_z = q.return_last_state = false;
-  const HostOutputs ref32 = reference_fwd(make_inputs(q, 22));
+  const FwdHostOutputs ref32 = reference_fwd(make_inputs(q, 22));
   std::vector<double> off = ref32.out;
   for (size_t i = 0; i < off.size(); ++i) off[i] *= 1.0 + (i % 2 ? 2e-6 : -2e-6);
   const auto off_raw = raw(off, DType::kF32);

@@ -14,31 +14,27 @@ struct Recorded {
   std::vector<std::pair<std::string, double>> asked;  // (config, target_ms)
 
   MeasureFn fn() {
-    return [this](const KernelConfig& c, double t) {
-      asked.push_back({c.key(), t});
-      return table.at(c.key());
+    return [this](const std::string& c, double t) {
+      asked.push_back({c, t});
+      return table.at(c);
     };
   }
 };
 
-std::vector<KernelConfig> configs(int n) {
-  std::vector<KernelConfig> out;
-  for (int i = 0; i < n; ++i) {
-    KernelConfig c;
-    c.chunk = 16 + i;  // distinct keys
-    out.push_back(c);
-  }
+std::vector<std::string> configs(int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back("cfg" + std::to_string(16 + i));  // distinct keys
   return out;
 }
 
-Recorded record(const std::vector<KernelConfig>& cs) {
+Recorded record(const std::vector<std::string>& cs) {
   Recorded r;
   for (size_t i = 0; i < cs.size(); ++i) {
     // Times 1.0, 0.9, ... with a dip at index 13 (the best) and a failure at 5.
     TrialResult t{true, 1.0 + 0.01 * static_cast<double>((i * 7) % cs.size()), 0.001};
     if (i == 13) t.median_ms = 0.5;
     if (i == 5) t = {false, 0, 0};
-    r.table[cs[i].key()] = t;
+    r.table[cs[i]] = t;
   }
   return r;
 }
@@ -63,16 +59,16 @@ TEST_CASE("random sampling takes a budget-sized sample without repeats", "[tuner
   auto trials = run_random(cs, r.fn(), b, 42);
   REQUIRE(trials.size() == 12);
   std::set<std::string> keys;
-  for (const auto& t : trials) keys.insert(t.config.key());
+  for (const auto& t : trials) keys.insert(t.config);
   CHECK(keys.size() == 12);
   // Another seed, another sample; the same seed, the same one.
   Recorded r2 = record(cs), r3 = record(cs);
   auto again = run_random(cs, r2.fn(), b, 42);
   auto other = run_random(cs, r3.fn(), b, 7);
-  CHECK(again[0].config.key() == trials[0].config.key());
+  CHECK(again[0].config == trials[0].config);
   bool differs = false;
   for (size_t i = 0; i < other.size(); ++i)
-    differs |= other[i].config.key() != trials[i].config.key();
+    differs |= other[i].config != trials[i].config;
   CHECK(differs);
 }
 
@@ -93,8 +89,8 @@ TEST_CASE("successive halving times many cheaply and the best carefully", "[tune
   for (const auto& t : trials) {
     if (t.target_ms == b.careful_ms) {
       ++careful;
-      best_careful |= t.config.key() == cs[13].key();
-      CHECK(t.config.key() != cs[5].key());  // a failed config is never promoted
+      best_careful |= t.config == cs[13];
+      CHECK(t.config != cs[5]);  // a failed config is never promoted
     }
   }
   CHECK(careful >= 1);

@@ -1,0 +1,81 @@
+#include "tuner/fwd/heuristics.h"
+
+#include <catch2/catch.hpp>
+
+#include "support/problems.h"
+#include "tuner/fwd/plan.h"
+
+namespace ssmtune {
+namespace {
+
+// bf16 unless said otherwise: the dtype of the large benchmark shapes.
+FwdProblem shape(int64_t b, int64_t d, int64_t l, int64_t n, DType dt = DType::kBF16) {
+  return testing::shape(b, d, l, n, dt);
+}
+
+constexpr int kSms = 132;
+constexpr size_t kShared = 227 * 1024;
+
+TEST_CASE("long sequences over many channels default to the pipelined kernel", "[tuner]") {
+  for (const FwdProblem& p : {shape(8, 1536, 2048, 16), shape(4, 5120, 8192, 16),
+                           shape(8, 1536, 2048, 16, DType::kF32)}) {
+    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
+    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK(d.config.algo == ScanAlgo::kPipelined);
+    CHECK(d.config.n_split == 4);  // four states per thread at dstate 16
+    CHECK(d.config.chunk == 32);
+    CHECK(d.config.items == 3);
+    CHECK(check_config(p, d.config, kShared).is_ok());
+  }
+}
+
+TEST_CASE("short sequences keep the sequential default and its reads in flight", "[tuner]") {
+  // (256, 1536, 64): 12288 blocks of 32 channels; the ring would not fill.
+  const FwdDefaultChoice d = heuristic_default(shape(256, 1536, 64, 16), kSms, kShared);
+  INFO(d.config.key() << ": " << d.reason);
+  CHECK(d.config.algo == ScanAlgo::kSequential);
+  CHECK(d.config.items == 1);  // crowded grid: no reads in flight
+  CHECK(d.config.n_split == 8);
+  CHECK(check_config(shape(256, 1536, 64, 16), d.config, kShared).is_ok());
+  // (8, 1536, 256): 384 blocks, 2.9 per SM, 8 chunks of the pipelined default.
+  const FwdDefaultChoice few = heuristic_default(shape(8, 1536, 256, 16), kSms, kShared);
+  CHECK(few.config.algo == ScanAlgo::kSequential);
+  CHECK(few.config.items == 2);
+  CHECK(few.reason.find("384 blocks") != std::string::npos);
+}
+
+TEST_CASE("pipelined defaults stay legal from dstate 1 to 256", "[tuner]") {
+  for (DType t : {DType::kF32, DType::kBF16})
+    for (int64_t n : {1, 2, 4, 16, 64, 256}) {
+      const FwdProblem p = shape(8, 1536, 2048, n, t);
+      const FwdConfig c = default_config(p, ScanAlgo::kPipelined, AccType::kF32, kShared);
+      INFO(p.key() << " " << c.key());
+      CHECK(check_config(p, c, kShared).is_ok());
+      CHECK(c.threads == c.d_step * c.n_split);
+      CHECK(c.items == 3);
+    }
+}
+
+TEST_CASE("few channels go to the warp scan, whatever the sequence length", "[tuner]") {
+  for (const FwdProblem& p : {shape(1, 2048, 65536, 16), shape(8, 256, 1024, 4, DType::kF32)}) {
+    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
+    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK(d.config.algo == ScanAlgo::kWarpScan);
+    CHECK(d.config.d_step == 8);
+    CHECK(check_config(p, d.config, kShared).is_ok());
+  }
+}
+
+TEST_CASE("sequential defaults stay legal from dstate 1 to 256", "[tuner]") {
+  for (int64_t n : {1, 2, 4, 16, 64, 256}) {
+    const FwdProblem p = shape(8, 1536, 2048, n);
+    const FwdConfig c = default_config(p, ScanAlgo::kSequential, AccType::kF32, kShared);
+    INFO(c.key());
+    CHECK(check_config(p, c, kShared).is_ok());
+    CHECK(c.d_step <= 64);
+    CHECK(c.threads == c.d_step * c.n_split);
+  }
+}
+
+}  // namespace
+}  // namespace ssmtune

@@ -1,0 +1,14 @@
+// The registry of kernel families: one line per family.
+#include "tuner/family.h"
+#include "tuner/fwd/family.h"
+
+namespace ssmtune {
+
+const std::vector<const KernelFamily*>& all_families() {
+  static const std::vector<const KernelFamily*> families = {
+      &fwd_family(),
+  };
+  return families;
+}
+
+}  // namespace ssmtune

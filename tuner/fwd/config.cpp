@@ -1,0 +1,132 @@
+// FwdConfig names and keys.
+#include "tuner/fwd/config.h"
+
+#include <sstream>
+#include <vector>
+
+namespace ssmtune {
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+// "K64" with prefix "K" -> 64.
+bool parse_field(const std::string& f, const std::string& prefix, int& out) {
+  if (f.compare(0, prefix.size(), prefix) != 0 || f.size() == prefix.size()) return false;
+  try {
+    size_t used = 0;
+    out = std::stoi(f.substr(prefix.size()), &used);
+    return used == f.size() - prefix.size();
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
+const char* to_string(ScanAlgo a) {
+  switch (a) {
+    case ScanAlgo::kSequential:
+      return "sequential";
+    case ScanAlgo::kWarpScan:
+      return "warpscan";
+    case ScanAlgo::kBlelloch:
+      return "blelloch";
+    case ScanAlgo::kMultiPass:
+      return "multipass";
+    case ScanAlgo::kLookback:
+      return "lookback";
+    case ScanAlgo::kPipelined:
+      return "pipelined";
+  }
+  return "?";
+}
+
+Result<ScanAlgo> parse_scan_algo(const std::string& s) {
+  for (ScanAlgo a : kAllScanAlgos)
+    if (s == to_string(a)) return a;
+  return Status::invalid_argument("unknown scan algorithm '" + s +
+                                  "' (expected sequential, warpscan, blelloch, multipass, "
+                                  "lookback or pipelined)");
+}
+
+const char* to_string(AccType a) { return a == AccType::kF32 ? "fp32" : "fp64"; }
+
+Result<AccType> parse_acc_type(const std::string& s) {
+  if (s == "fp32" || s == "float") return AccType::kF32;
+  if (s == "fp64" || s == "double") return AccType::kF64;
+  return Status::invalid_argument("unknown accumulation dtype '" + s + "' (expected fp32 or fp64)");
+}
+
+const char* to_string(ExpMode e) {
+  switch (e) {
+    case ExpMode::kAccurate:
+      return "accurate";
+    case ExpMode::kFast:
+      return "fast";
+    case ExpMode::kPoly:
+      return "poly";
+  }
+  return "?";
+}
+
+Result<ExpMode> parse_exp_mode(const std::string& s) {
+  if (s == "accurate") return ExpMode::kAccurate;
+  if (s == "fast") return ExpMode::kFast;
+  if (s == "poly") return ExpMode::kPoly;
+  return Status::invalid_argument("unknown exp mode '" + s + "' (expected accurate, fast or poly)");
+}
+
+std::string FwdConfig::key() const {
+  std::ostringstream os;
+  os << to_string(algo) << ".K" << chunk << ".D" << d_step << "." << to_string(acc) << ".t"
+     << threads << ".i" << items << ".s" << n_split << "." << to_string(exp_mode);
+  if (exp_mode == ExpMode::kPoly) os << poly_share;
+  return os.str();
+}
+
+Result<FwdConfig> FwdConfig::from_key(const std::string& key) {
+  const auto f = split(key, '.');
+  auto bad = [&key](const std::string& why) {
+    return Status::invalid_argument("bad kernel config key '" + key + "': " + why);
+  };
+  if (f.size() != 8) return bad("expected 8 dot-separated fields");
+  FwdConfig c;
+  auto algo = parse_scan_algo(f[0]);
+  if (!algo) return bad(algo.status().message());
+  c.algo = *algo;
+  if (!parse_field(f[1], "K", c.chunk)) return bad("field 2 must be K<chunk>");
+  if (!parse_field(f[2], "D", c.d_step)) return bad("field 3 must be D<d_step>");
+  auto acc = parse_acc_type(f[3]);
+  if (!acc) return bad(acc.status().message());
+  c.acc = *acc;
+  if (!parse_field(f[4], "t", c.threads)) return bad("field 5 must be t<threads>");
+  if (!parse_field(f[5], "i", c.items)) return bad("field 6 must be i<items>");
+  if (!parse_field(f[6], "s", c.n_split)) return bad("field 7 must be s<n_split>");
+  std::string mode = f[7];
+  if (mode.rfind("poly", 0) == 0) {
+    if (!parse_field(mode, "poly", c.poly_share)) return bad("poly needs a share, e.g. poly2");
+    mode = "poly";
+  }
+  auto em = parse_exp_mode(mode);
+  if (!em) return bad(em.status().message());
+  c.exp_mode = *em;
+  if (c.key() != key) return bad("not in canonical form (expected '" + c.key() + "')");
+  return c;
+}
+
+bool operator==(const FwdConfig& a, const FwdConfig& b) { return a.key() == b.key(); }
+
+}  // namespace ssmtune

@@ -1,0 +1,143 @@
+// Forward launches.
+#include "tuner/fwd/runner.h"
+
+#include <cstdint>
+
+#include "jit/driver.h"
+
+namespace ssmtune {
+
+ssmtune_kernels::SsmFwdParams make_params(const FwdProblem& p, const FwdTensors& t) {
+  ssmtune_kernels::SsmFwdParams k{};
+  k.batch = static_cast<int>(p.batch);
+  k.dim = static_cast<int>(p.dim);
+  k.seqlen = static_cast<int>(p.seqlen);
+  k.dstate = static_cast<int>(p.dstate);
+  k.groups = static_cast<int>(p.groups);
+  k.dim_per_group = static_cast<int>(p.dim_per_group());
+  k.u = t.u.data;
+  k.u_batch_stride = t.u.stride[0];
+  k.u_dim_stride = t.u.stride[1];
+  k.delta = t.delta.data;
+  k.delta_batch_stride = t.delta.stride[0];
+  k.delta_dim_stride = t.delta.stride[1];
+  k.A = static_cast<const float*>(t.A.data);
+  k.A_dim_stride = t.A.stride[0];
+  auto bc = [](const TensorArg& a, bool variable, const void*& data, long long& s0, long long& s1,
+               long long& s2) {
+    data = a.data;
+    s0 = a.stride[0];  // variable: batch stride; constant: dim stride
+    s1 = variable ? a.stride[1] : 0;
+    s2 = variable ? a.stride[2] : 0;
+  };
+  bc(t.B, p.variable_b, k.B, k.B_batch_stride, k.B_group_stride, k.B_dstate_stride);
+  bc(t.C, p.variable_c, k.C, k.C_batch_stride, k.C_group_stride, k.C_dstate_stride);
+  k.D = p.has_d ? static_cast<const float*>(t.D.data) : nullptr;
+  k.delta_bias = p.has_delta_bias ? static_cast<const float*>(t.delta_bias.data) : nullptr;
+  if (p.has_z) {
+    k.z = t.z.data;
+    k.z_batch_stride = t.z.stride[0];
+    k.z_dim_stride = t.z.stride[1];
+    k.out_z = const_cast<void*>(t.out_z.data);
+    k.out_z_batch_stride = t.out_z.stride[0];
+    k.out_z_dim_stride = t.out_z.stride[1];
+  }
+  k.out = const_cast<void*>(t.out.data);
+  k.out_batch_stride = t.out.stride[0];
+  k.out_dim_stride = t.out.stride[1];
+  if (p.has_initial_state) {
+    k.h0 = static_cast<const float*>(t.h0.data);
+    k.h0_batch_stride = t.h0.stride[0];
+    k.h0_dim_stride = t.h0.stride[1];
+  }
+  // Vector rows: every row start of the time-contiguous tensors is a
+  // multiple of 4 elements.
+  const auto es = static_cast<uintptr_t>(dtype_bytes(p.dtype));
+  auto rows_vec4 = [es](const TensorArg& a, int strides) {
+    if (reinterpret_cast<uintptr_t>(a.data) % (4 * es) != 0) return false;
+    for (int i = 0; i < strides; ++i)
+      if (a.stride[i] % 4 != 0) return false;
+    return true;
+  };
+  bool vec4 = rows_vec4(t.u, 2) && rows_vec4(t.delta, 2) && rows_vec4(t.out, 2);
+  if (p.variable_b) vec4 = vec4 && rows_vec4(t.B, 3);
+  if (p.variable_c) vec4 = vec4 && rows_vec4(t.C, 3);
+  if (p.has_z) vec4 = vec4 && rows_vec4(t.z, 2) && rows_vec4(t.out_z, 2);
+  k.vec4 = vec4 ? 1 : 0;
+  // 16-byte rows (the pipelined kernel's copies): the inputs it copies.
+  auto rows_16b = [es](const TensorArg& a, int strides) {
+    if (reinterpret_cast<uintptr_t>(a.data) % 16 != 0) return false;
+    for (int i = 0; i < strides; ++i)
+      if (static_cast<uintptr_t>(a.stride[i]) * es % 16 != 0) return false;
+    return true;
+  };
+  bool align16 = rows_16b(t.u, 2) && rows_16b(t.delta, 2);
+  if (p.variable_b) align16 = align16 && rows_16b(t.B, 3);
+  if (p.variable_c) align16 = align16 && rows_16b(t.C, 3);
+  k.align16 = align16 ? 1 : 0;
+  if (p.return_last_state) {
+    k.last_state = static_cast<float*>(const_cast<void*>(t.last_state.data));
+    k.last_state_batch_stride = t.last_state.stride[0];
+    k.last_state_dim_stride = t.last_state.stride[1];
+  }
+  return k;
+}
+
+Status FwdScratch::reserve(const FwdPlan& plan) {
+  if (plan.carries_bytes > carries_.bytes()) {
+    carries_ = jit::DeviceBuffer();  // free first: the peak is the larger buffer, not both
+    SSMTUNE_ASSIGN_OR_RETURN(carries_, jit::DeviceBuffer::allocate(plan.carries_bytes));
+  }
+  if (plan.flags_bytes > flags_.bytes()) {
+    flags_ = jit::DeviceBuffer();
+    SSMTUNE_ASSIGN_OR_RETURN(flags_, jit::DeviceBuffer::allocate(plan.flags_bytes));
+  }
+  return Status::ok();
+}
+
+Result<FwdKernel> FwdKernel::load(FwdPlan plan, const jit::CompiledProgram& program) {
+  SSMTUNE_ASSIGN_OR_RETURN(jit::Module module, jit::Module::load(program.cubin));
+  FwdKernel k(std::move(plan), std::move(module));
+  for (const auto& inst : k.plan_.kernels) {
+    const jit::KernelImage* image = program.find(inst.name_expression);
+    if (image == nullptr) return Status::internal("compiled program lacks " + inst.name_expression);
+    SSMTUNE_ASSIGN_OR_RETURN(jit::Kernel kernel, k.module_.kernel(image->lowered_name));
+    k.kernels_.push_back(kernel);
+    k.images_.push_back(*image);
+  }
+  for (const auto& l : k.plan_.launches) {
+    if (l.shared_bytes > 48 * 1024)
+      SSMTUNE_RETURN_IF_ERROR(
+          k.kernels_[l.kernel].set_max_dynamic_shared(static_cast<int>(l.shared_bytes)));
+  }
+  return k;
+}
+
+Status FwdKernel::launch(ssmtune_kernels::SsmFwdParams params, CUstream stream,
+                         FwdScratch& scratch) const {
+  SSMTUNE_RETURN_IF_ERROR(scratch.reserve(plan_));
+  params.n_chunks = plan_.n_chunks;
+  params.carries = reinterpret_cast<void*>(scratch.carries());
+  if (plan_.flags_bytes != 0) {
+    params.flags = reinterpret_cast<unsigned*>(scratch.flags());
+    params.tile_counter = params.flags + (plan_.flags_bytes / sizeof(unsigned) - 1);
+    SSMTUNE_ASSIGN_OR_RETURN(const jit::Driver* d, jit::Driver::get());
+    const jit::Driver& drv = *d;
+    SSMTUNE_CU(
+        drv.cuMemsetD32Async(scratch.flags(), 0, plan_.flags_bytes / sizeof(unsigned), stream));
+  }
+  for (const auto& l : plan_.launches)
+    SSMTUNE_RETURN_IF_ERROR(
+        kernels_[l.kernel].launch(l.grid, l.block, l.shared_bytes, stream, params));
+  return Status::ok();
+}
+
+Result<FwdKernel> build_fwd_kernel(jit::Compiler& compiler, const FwdProblem& p, const FwdConfig& c,
+                                   const std::string& arch, size_t max_shared_bytes) {
+  SSMTUNE_ASSIGN_OR_RETURN(FwdPlan plan, plan_fwd(p, c, max_shared_bytes));
+  auto specs = jit::make_programs(plan.kernels, 0, arch, "ssm_fwd");
+  SSMTUNE_ASSIGN_OR_RETURN(jit::CompiledProgram program, compiler.compile(specs.at(0)));
+  return FwdKernel::load(std::move(plan), program);
+}
+
+}  // namespace ssmtune

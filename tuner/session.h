@@ -1,0 +1,65 @@
+// The tuning session as a library call: for one problem of any family,
+// resume from the store, prune the space before compiling, compile the rest
+// in parallel (into the compiler's cache, which the measurer shares) and
+// prune by resources, run a strategy through a Measurer under a budget,
+// record every measurement, select the best and record it. The CLI,
+// tune-on-first-use and Python all call tune_problem.
+// Not thread-safe (one session per store connection and measurer).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "jit/compiler.h"
+#include "tuner/family.h"
+#include "tuner/measurer.h"
+#include "tuner/store.h"
+
+namespace ssmtune {
+
+struct TuneOptions {
+  std::string strategy = "halving";  // halving, exhaustive or random
+  int budget = 0;                    // most configs to measure (0: no limit)
+  double time_limit = 0;             // seconds of measuring (0: no limit)
+  double max_error = 0;              // > 0: tighter rel L2 budget
+  uint64_t seed = 0;                 // random strategy's seed
+  bool force = false;                // re-measure configs the store already holds
+  bool resume = false;  // tune a shape that has a best entry, measuring what is missing
+  bool include_fp64 = true;
+  int gpu = 0;  // the ordinal the measurer runs on (for the already-tuned check)
+};
+Status validate(const TuneOptions& o);
+
+// What happened, for the progress line and the summary table.
+struct TuneEvent {
+  enum Kind { kStart, kCompiled, kMeasured, kDone } kind = kStart;
+  std::string problem;
+  std::string message;  // a human line for kStart/kCompiled/kDone
+  int done = 0;         // configs measured so far
+  int planned = 0;      // configs the strategy plans to measure (an estimate for halving)
+  std::string best_config;
+  double best_ms = 0;
+  double elapsed_s = 0;
+};
+using TuneProgressFn = std::function<void(const TuneEvent&)>;
+
+struct TuneReport {
+  std::string problem_key;
+  bool already_tuned = false;  // a current best existed: nothing was measured
+  int configs = 0, pruned = 0, compiled = 0, compile_failed = 0, timed = 0, faulted = 0,
+      inaccurate = 0, from_store = 0;
+  bool found = false;
+  std::string best_config;
+  double best_ms = 0, best_rel_l2 = 0;
+  std::string rule;
+  double wall_s = 0;
+  bool cut_short = false;            // the budget ended the strategy before it finished
+  std::vector<std::string> defects;  // configs far outside their budget (bugs), with why
+};
+
+Result<TuneReport> tune_problem(TuningStore& store, jit::Compiler& compiler, Measurer& measurer,
+                                const KernelFamily& family, const FamilyProblem& problem,
+                                const TuneOptions& options, const TuneProgressFn& progress = {});
+
+}  // namespace ssmtune
