@@ -10,7 +10,9 @@
 #include "jit/compiler.h"
 #include "jit/program_builder.h"
 #include "tuner/fwd/plan.h"
+#include "tuner/fwd/family.h"
 #include "tuner/fwd/heuristics.h"
+#include "tuner/records.h"
 
 namespace ssmtune::cli {
 namespace {
@@ -21,7 +23,6 @@ constexpr size_t kCompileSharedBytes = 227 * 1024;
 
 struct CompileArgs {
   std::string arch = "sm_90";
-  std::string family = "linear_recurrence";
   size_t per_program = 0;
   unsigned threads = 0;
   std::string format = "table";
@@ -30,37 +31,37 @@ struct CompileArgs {
   ProblemArgs problem;
 };
 
-// fwd: the given configs, or every algorithm x accumulation dtype at its
-// default config for the problem (default (8, 1536, 2048, 16) fp32) plus
-// the fp64 reference.
+// The given configs of the problem's family; without configs, for the
+// forward every algorithm x accumulation dtype at its default config for
+// the problem (default (8, 1536, 2048, 16) fp32) plus the fp64 reference,
+// for other families their heuristic default.
 Result<std::vector<jit::Instantiation>> family_instantiations(const CompileArgs& a) {
-  if (a.family == "linear_recurrence") {
-    if (!a.configs.empty())
-      return Status::invalid_argument("--config applies to the fwd family only");
-    return jit::linear_recurrence_family();
+  SSMTUNE_ASSIGN_OR_RETURN(ParsedProblem pp, a.problem.any_problem());
+  jit::DeviceInfo device;  // the target as NVRTC sees it: arch and the opt-in shared memory
+  device.cc_major = std::stoi(a.arch.substr(3)) / 10;
+  device.cc_minor = std::stoi(a.arch.substr(3)) % 10;
+  device.max_shared_per_block = kCompileSharedBytes;
+  std::vector<std::string> configs;
+  for (const auto& key : a.configs) {
+    SSMTUNE_ASSIGN_OR_RETURN(std::string c, pp.family->canonical_config(key));
+    configs.push_back(c);
   }
-  if (a.family == "fwd") {
-    SSMTUNE_ASSIGN_OR_RETURN(FwdProblem p, a.problem.problem());
-    std::vector<FwdConfig> configs;
-    for (const auto& key : a.configs) {
-      SSMTUNE_ASSIGN_OR_RETURN(FwdConfig c, FwdConfig::from_key(key));
-      configs.push_back(c);
-    }
-    if (configs.empty())
-      for (ScanAlgo algo : kAllScanAlgos)
-        for (AccType acc : {AccType::kF32, AccType::kF64})
-          configs.push_back(default_config(p, algo, acc, kCompileSharedBytes));
-    std::vector<jit::Instantiation> out;
-    for (const auto& c : configs) {
-      SSMTUNE_RETURN_IF_ERROR(check_config(p, c, kCompileSharedBytes));
-      SSMTUNE_ASSIGN_OR_RETURN(FwdPlan plan, plan_fwd(p, c));
-      out.insert(out.end(), plan.kernels.begin(), plan.kernels.end());
-    }
-    if (a.configs.empty()) out.push_back(reference_instantiation(p.dtype));
-    return out;
+  std::vector<jit::Instantiation> out;
+  const FwdProblem* fwd = as_fwd(*pp.problem);
+  if (configs.empty() && fwd != nullptr) {
+    for (ScanAlgo algo : kAllScanAlgos)
+      for (AccType acc : {AccType::kF32, AccType::kF64})
+        configs.push_back(default_config(*fwd, algo, acc, kCompileSharedBytes).key());
+  } else if (configs.empty()) {
+    configs.push_back(pp.family->heuristic_default(*pp.problem, device).config);
   }
-  return Status::invalid_argument("unknown kernel family '" + a.family +
-                                  "' (known: linear_recurrence, fwd)");
+  for (const auto& c : configs) {
+    SSMTUNE_RETURN_IF_ERROR(pp.family->check_config(*pp.problem, c, device));
+    SSMTUNE_ASSIGN_OR_RETURN(auto inst, pp.family->instantiations(*pp.problem, c, device));
+    out.insert(out.end(), inst.begin(), inst.end());
+  }
+  if (a.configs.empty() && fwd != nullptr) out.push_back(reference_instantiation(fwd->dtype));
+  return out;
 }
 
 // Writes program NAME's cubin to DIR/NAME.cubin, less NAME's ".cu" (for
@@ -75,18 +76,19 @@ Status write_cubin(const std::string& dir, std::string name, const std::string& 
   return Status::ok();
 }
 
-void run(const CompileArgs& a) {
+void run(CompileArgs a) {
   auto fmt = parse_format(a.format);
   if (!report("compile", fmt.status())) return;
   if (!report("compile", jit::validate_arch(a.arch))) return;
+  if (!a.problem.key.empty()) a.problem.family = family_of_key(a.problem.key);
   auto inst = family_instantiations(a);
   if (!report("compile", inst.status())) return;
   auto sources = jit::TemplateSources::load_default();
   if (!report("compile", sources.status())) return;
 
   jit::Compiler compiler(*sources, nullptr, a.threads);
-  const auto specs = jit::make_programs(*inst, a.per_program, a.arch, a.family);
-  std::cerr << "compiling " << inst->size() << " instantiations of " << a.family << " for "
+  const auto specs = jit::make_programs(*inst, a.per_program, a.arch, a.problem.family);
+  std::cerr << "compiling " << inst->size() << " instantiations of " << a.problem.family << " for "
             << a.arch << " in " << specs.size() << " NVRTC programs (NVRTC "
             << jit::nvrtc_version().to_string() << ")\n";
   const auto t0 = std::chrono::steady_clock::now();
@@ -130,17 +132,14 @@ void add_compile_command(CLI::App& app) {
       "(no GPU needed)");
   auto a = std::make_shared<CompileArgs>();
   cmd->add_option("--arch", a->arch, "target, sm_XX")->capture_default_str();
-  cmd->add_option("--family", a->family,
-                  "kernel family: linear_recurrence or fwd (problem flags apply)")
-      ->capture_default_str();
   cmd->add_option("--per-program", a->per_program,
                   "instantiations per NVRTC program (0: all in one)")
       ->capture_default_str();
   cmd->add_option("--threads", a->threads, "parallel NVRTC compilations (0: one per core)")
       ->capture_default_str();
   cmd->add_option("--config", a->configs,
-                  "fwd: compile these config keys (as `ssmtune db show` prints them) instead of "
-                  "every algorithm's default");
+                  "compile these config keys of the problem's family (as `ssmtune db show` "
+                  "prints them) instead of the defaults");
   cmd->add_option(
       "--cubin-dir", a->cubin_dir,
       "write each program's cubin to DIR/PROGRAM.cubin (an existing folder), e.g. fwd_0.cubin");

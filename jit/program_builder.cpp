@@ -26,14 +26,4 @@ std::vector<ProgramSpec> make_programs(const std::vector<Instantiation>& instant
   return out;
 }
 
-std::vector<Instantiation> linear_recurrence_family(const std::vector<int>& items) {
-  std::vector<Instantiation> out;
-  for (const char* t : {"float", "double"})
-    for (int k : items)
-      out.push_back(
-          {"testing/linear_recurrence.cuh", std::string("ssmtune_kernels::linear_recurrence<") + t +
-                                                ", " + std::to_string(k) + ">"});
-  return out;
-}
-
 }  // namespace ssmtune::jit

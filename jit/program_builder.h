@@ -22,8 +22,5 @@ std::vector<ProgramSpec> make_programs(const std::vector<Instantiation>& instant
                                        size_t per_program, const std::string& arch,
                                        const std::string& name_prefix = "ssmtune");
 
-// The small test family: linear_recurrence over T in {float, double} and
-// kItems in `items`.
-std::vector<Instantiation> linear_recurrence_family(const std::vector<int>& items = {1, 2, 4, 8});
 
 }  // namespace ssmtune::jit

@@ -1,6 +1,8 @@
 #include "cache/sqlite_cubin_cache.h"
 
 #include <catch2/catch.hpp>
+
+#include "support/test_family.h"
 #include <thread>
 #include <vector>
 
@@ -111,12 +113,12 @@ TEST_CASE("sqlite cubin cache serves several threads at once", "[cache]") {
 
 TEST_CASE("the compiler serves a program from the sqlite cache in a new process", "[cache]") {
   testing::TempDir dir;
-  const auto spec = jit::make_programs(jit::linear_recurrence_family({1}), 0, "sm_90")[0];
+  const auto spec = jit::make_programs(testing::linear_recurrence_family({1}), 0, "sm_90")[0];
   std::string cubin;
   {
     auto cache = SqliteCubinCache::open(dir.file("cubins.db"));
     REQUIRE(cache.is_ok());
-    jit::Compiler compiler(jit::TemplateSources::embedded(), cache->get(), 1);
+    jit::Compiler compiler(testing::test_sources(), cache->get(), 1);
     auto first = compiler.compile(spec);
     INFO(first.status().to_string());
     REQUIRE(first.is_ok());
@@ -125,7 +127,7 @@ TEST_CASE("the compiler serves a program from the sqlite cache in a new process"
   }
   auto cache = SqliteCubinCache::open(dir.file("cubins.db"));
   REQUIRE(cache.is_ok());
-  jit::Compiler compiler(jit::TemplateSources::embedded(), cache->get(), 1);
+  jit::Compiler compiler(testing::test_sources(), cache->get(), 1);
   auto second = compiler.compile(spec);
   REQUIRE(second.is_ok());
   CHECK(second->from_cache);

@@ -2,10 +2,12 @@
 // launch, check against the host; time with events; bad launches are errors.
 #include <catch2/catch.hpp>
 
+#include "support/test_family.h"
+
 #include <cmath>
 #include <random>
 
-#include "../templates/testing/linear_recurrence_params.cuh"
+#include "templates/testing/linear_recurrence_params.cuh"
 #include "jit/compiler.h"
 #include "jit/device.h"
 #include "jit/device_buffer.h"
@@ -37,7 +39,7 @@ struct Loaded {
 };
 
 Loaded load_family(const std::vector<Instantiation>& family) {
-  Compiler compiler(TemplateSources::embedded(), nullptr);
+  Compiler compiler(testing::test_sources(), nullptr);
   auto program = ok(compiler.compile(make_programs(family, 0, device_arch())[0]));
   auto module = ok(Module::load(program.cubin));
   return {std::move(program), std::move(module)};
@@ -90,7 +92,7 @@ void check_linear_recurrence(const Loaded& l, int items, long long rows, long lo
 }
 
 TEST_CASE("linear_recurrence compiled for this GPU matches the host", "[gpu][jit]") {
-  auto l = load_family(linear_recurrence_family({1, 4, 8}));
+  auto l = load_family(testing::linear_recurrence_family({1, 4, 8}));
   for (int items : {1, 4, 8}) {
     INFO("items " << items);
     check_linear_recurrence<float>(l, items, 1000, 77);  // length not a multiple of items
@@ -100,7 +102,7 @@ TEST_CASE("linear_recurrence compiled for this GPU matches the host", "[gpu][jit
 }
 
 TEST_CASE("events time a kernel", "[gpu][jit]") {
-  auto l = load_family(linear_recurrence_family({4}));
+  auto l = load_family(testing::linear_recurrence_family({4}));
   auto kernel = ok(l.module.kernel(l.program.kernels.at(0).lowered_name));
   const long long rows = 1 << 16, length = 256;
   auto a = ok(DeviceBuffer::allocate(rows * length * 4));
@@ -127,7 +129,7 @@ TEST_CASE("events time a kernel", "[gpu][jit]") {
 }
 
 TEST_CASE("a bad launch is a clean error and the context survives", "[gpu][jit]") {
-  auto l = load_family(linear_recurrence_family({1}));
+  auto l = load_family(testing::linear_recurrence_family({1}));
   auto kernel = ok(l.module.kernel(l.program.kernels.at(0).lowered_name));
   ssmtune_kernels::LinearRecurrenceParams p{nullptr, nullptr, nullptr, 0, 0};
   Status s = kernel.launch(Dim3{1}, Dim3{4096}, 0, nullptr, p);  // over the 1024-thread limit

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/test_family.h"
+
 #include "jit/cubin_elf.h"
 #include "jit/program_builder.h"
 
@@ -10,8 +12,8 @@ namespace {
 
 TEST_CASE("linear_recurrence family compiles to cubins for sm_80 and sm_90", "[jit]") {
   const auto arch = GENERATE(as<std::string>{}, "sm_80", "sm_90");
-  Compiler compiler(TemplateSources::embedded(), nullptr, 2);
-  const auto family = linear_recurrence_family({1, 4});
+  Compiler compiler(testing::test_sources(), nullptr, 2);
+  const auto family = testing::linear_recurrence_family({1, 4});
   auto specs = make_programs(family, 0, arch);
   REQUIRE(specs.size() == 1);
   auto r = compiler.compile(specs[0]);
@@ -38,8 +40,8 @@ TEST_CASE("linear_recurrence family compiles to cubins for sm_80 and sm_90", "[j
 }
 
 TEST_CASE("lowered names are the mangled template instantiations", "[jit]") {
-  Compiler compiler(TemplateSources::embedded(), nullptr, 1);
-  auto specs = make_programs(linear_recurrence_family({2}), 0, "sm_90");
+  Compiler compiler(testing::test_sources(), nullptr, 1);
+  auto specs = make_programs(testing::linear_recurrence_family({2}), 0, "sm_90");
   auto r = compiler.compile(specs[0]);
   REQUIRE(r.is_ok());
   const auto* f = r->find("ssmtune_kernels::linear_recurrence<float, 2>");
@@ -53,7 +55,7 @@ TEST_CASE("lowered names are the mangled template instantiations", "[jit]") {
 }
 
 TEST_CASE("a syntax error comes back as a compile error holding the log", "[jit]") {
-  Compiler compiler(TemplateSources::embedded(), nullptr, 1);
+  Compiler compiler(testing::test_sources(), nullptr, 1);
   ProgramSpec spec;
   spec.name = "broken.cu";
   spec.source = "template <int N> __global__ void k(int* x) { x[0] = N +; }\n";
@@ -70,7 +72,7 @@ TEST_CASE("a syntax error comes back as a compile error holding the log", "[jit]
 }
 
 TEST_CASE("a name expression that does not exist is an error naming it", "[jit]") {
-  Compiler compiler(TemplateSources::embedded(), nullptr, 1);
+  Compiler compiler(testing::test_sources(), nullptr, 1);
   auto specs = make_programs(
       {{"testing/linear_recurrence.cuh", "ssmtune_kernels::no_such_kernel<float>"}}, 0, "sm_90");
   auto r = compiler.compile(specs[0]);
@@ -79,8 +81,8 @@ TEST_CASE("a name expression that does not exist is an error naming it", "[jit]"
 }
 
 TEST_CASE("bad arch and empty programs are rejected before NVRTC", "[jit]") {
-  Compiler compiler(TemplateSources::embedded(), nullptr, 1);
-  auto specs = make_programs(linear_recurrence_family({1}), 0, "compute_90");
+  Compiler compiler(testing::test_sources(), nullptr, 1);
+  auto specs = make_programs(testing::linear_recurrence_family({1}), 0, "compute_90");
   auto r = compiler.compile(specs[0]);
   REQUIRE_FALSE(r.is_ok());
   CHECK(r.status().code() == Code::kInvalidArgument);
@@ -91,8 +93,8 @@ TEST_CASE("bad arch and empty programs are rejected before NVRTC", "[jit]") {
 }
 
 TEST_CASE("batched and separate compilation emit the same machine code", "[jit]") {
-  Compiler compiler(TemplateSources::embedded(), nullptr, 2);
-  const auto family = linear_recurrence_family({1, 2, 4});
+  Compiler compiler(testing::test_sources(), nullptr, 2);
+  const auto family = testing::linear_recurrence_family({1, 2, 4});
   auto batched = compiler.compile_all(make_programs(family, 0, "sm_90"));
   auto separate = compiler.compile_all(make_programs(family, 1, "sm_90"));
   REQUIRE(batched.size() == 1);
@@ -116,8 +118,8 @@ TEST_CASE("batched and separate compilation emit the same machine code", "[jit]"
 }
 
 TEST_CASE("the cache key covers source, names, options and arch", "[jit]") {
-  Compiler compiler(TemplateSources::embedded(), nullptr, 1);
-  auto base = make_programs(linear_recurrence_family({1}), 0, "sm_90")[0];
+  Compiler compiler(testing::test_sources(), nullptr, 1);
+  auto base = make_programs(testing::linear_recurrence_family({1}), 0, "sm_90")[0];
   const auto key = compiler.cache_key(base);
   CHECK(compiler.cache_key(base) == key);
   auto other = base;

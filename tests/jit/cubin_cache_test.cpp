@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/test_family.h"
+
 #include "jit/compiler.h"
 #include "jit/program_builder.h"
 
@@ -32,8 +34,8 @@ TEST_CASE("memory cache counts hits and misses and evicts least recent", "[jit]"
 
 TEST_CASE("compiler serves a repeated program from the cache", "[jit]") {
   MemoryCubinCache cache;
-  Compiler compiler(TemplateSources::embedded(), &cache, 1);
-  auto spec = make_programs(linear_recurrence_family({1}), 0, "sm_90")[0];
+  Compiler compiler(testing::test_sources(), &cache, 1);
+  auto spec = make_programs(testing::linear_recurrence_family({1}), 0, "sm_90")[0];
   auto first = compiler.compile(spec);
   REQUIRE(first.is_ok());
   CHECK_FALSE(first->from_cache);
