@@ -28,7 +28,7 @@ void run(const ExplainArgs& a) {
   const std::string path = cache::resolve_db_path(a.db);
   auto db = cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
   if (!report("explain", db.status())) return;
-  const cache::Versions v{dev->driver_version, dev->nvrtc_version, sources->hash()};
+  const Versions v{dev->driver_version, dev->nvrtc_version, sources->hash()};
   auto c = choose_config(&*db, *dev, v, *p);
   if (!report("explain", c.status())) return;
   std::cout << p->key() << " on " << dev->name << ": " << c->config.key()

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "cache/db_path.h"
+#include "cache/keys.h"
 #include "cache/sqlite_cubin_cache.h"
 #include "cache/tuning_db.h"
 #include "cli/commands.h"
@@ -98,7 +99,7 @@ class Tuner {
   // current best entry for `p` on device 0 and neither --force nor --resume
   // asks for more: a tuned shape costs no worker, compile or measurement.
   bool already_tuned(const Problem& p, Table& table);
-  cache::Measurement base_measurement(const Problem& p, const KernelConfig& c) const;
+  Measurement base_measurement(const Problem& p, const KernelConfig& c) const;
   TrialResult measure(const Problem& p, const KernelConfig& c, double target_ms);
   void progress(const Problem& p);
 
@@ -108,7 +109,7 @@ class Tuner {
   std::optional<WorkerClient> worker_;
   jit::DeviceInfo device_;
   std::string template_hash_;
-  std::map<std::string, cache::Measurement> known_;  // config -> newest non-stale measurement
+  std::map<std::string, Measurement> known_;  // config -> newest non-stale measurement
   Counts counts_;
   int done_ = 0, planned_ = 0;
   double start_ = 0;
@@ -134,10 +135,11 @@ Status Tuner::start_worker(const Problem& p) {
   return Status::ok();
 }
 
-cache::Measurement Tuner::base_measurement(const Problem& p, const KernelConfig& c) const {
-  cache::Measurement m;
+Measurement Tuner::base_measurement(const Problem& p, const KernelConfig& c) const {
+  Measurement m;
+  m.problem_key = cache::qualified_key(p.key());
+  m.family = family_of_key(m.problem_key);
   m.device_uuid = device_.uuid;
-  m.problem_key = p.key();
   m.config_key = c.key();
   m.template_hash = template_hash_;
   m.driver_version = device_.driver_version;
@@ -162,12 +164,12 @@ TrialResult Tuner::measure(const Problem& p, const KernelConfig& c, double targe
   auto it = known_.find(c.key());
   if (it != known_.end() && !a_.force) {  // resumed: the database already holds it
     ++counts_.skipped;
-    out.usable = it->second.status == cache::MeasureStatus::kOk;
+    out.usable = it->second.status == MeasureStatus::kOk;
     out.median_ms = it->second.median_ms;
     out.spread_ms = it->second.spread_ms;
     return out;
   }
-  cache::Measurement m = base_measurement(p, c);
+  Measurement m = base_measurement(p, c);
   Status s = worker_ ? Status::ok() : start_worker(p);
   nlohmann::json reply;
   if (s) s = worker_->send({{"config", c.key()}, {"target_ms", target_ms}});
@@ -180,41 +182,27 @@ TrialResult Tuner::measure(const Problem& p, const KernelConfig& c, double targe
     }
   }
   if (!s || reply.contains("error")) {
-    m.status = cache::MeasureStatus::kFaulted;
+    m.status = MeasureStatus::kFaulted;
     m.detail = !s ? s.to_string() : reply["error"].get<std::string>();
     worker_.reset();  // a fresh worker for the next config
     ++counts_.faulted;
   } else {
-    const WorkerResult w = worker_result_from_json(reply);
-    auto st = cache::parse_measure_status(w.status);
-    m.status = st ? *st : cache::MeasureStatus::kFaulted;
-    m.detail = w.detail;
-    m.median_ms = w.median_ms;
-    m.spread_ms = w.spread_ms;
-    m.min_ms = w.min_ms;
-    m.repeats = w.repeats;
-    m.rel_l2 = w.rel_l2;
-    m.max_abs_rel = w.max_abs_rel;
-    m.max_rel = w.max_rel;
-    m.nan_inf = w.nan_inf;
-    m.unwritten = w.unwritten;
-    m.verdict = w.verdict;
-    m.error_budget = w.budget;
-    m.registers = w.registers;
-    m.spill_bytes = w.spill_bytes;
-    m.shared_bytes = w.shared_bytes;
-    if (m.status == cache::MeasureStatus::kFaulted) {
+    if (Status rs = read_worker_result(reply, m); !rs) {
+      m.status = MeasureStatus::kFaulted;
+      m.detail = rs.to_string();
+    }
+    if (m.status == MeasureStatus::kFaulted) {
       worker_.reset();
       ++counts_.faulted;
     }
-    if (m.status == cache::MeasureStatus::kOk) ++counts_.timed;
-    if (m.status == cache::MeasureStatus::kInaccurate) ++counts_.inaccurate;
-    if (m.status == cache::MeasureStatus::kCompileFailed) ++counts_.compile_failed;
+    if (m.status == MeasureStatus::kOk) ++counts_.timed;
+    if (m.status == MeasureStatus::kInaccurate) ++counts_.inaccurate;
+    if (m.status == MeasureStatus::kCompileFailed) ++counts_.compile_failed;
   }
   if (Status ws = db_.add_measurement(m); !ws)
     std::fprintf(stderr, "\nssmtune tune: recording %s failed: %s\n", c.key().c_str(),
                  ws.to_string().c_str());
-  out.usable = m.status == cache::MeasureStatus::kOk;
+  out.usable = m.status == MeasureStatus::kOk;
   out.median_ms = m.median_ms;
   out.spread_ms = m.spread_ms;
   ++done_;
@@ -231,10 +219,10 @@ bool Tuner::already_tuned(const Problem& p, Table& table) {
   auto dev = jit::query_device(0);
   auto sources = jit::TemplateSources::load_default();
   if (!dev || !sources) return false;  // the worker reports the real error
-  const cache::Versions v{dev->driver_version, dev->nvrtc_version, sources->hash()};
+  const Versions v{dev->driver_version, dev->nvrtc_version, sources->hash()};
   auto b = db_.best(dev->uuid, p.key(), v);
   if (!b || !b->has_value() || (*b)->stale) return false;
-  const cache::BestEntry& e = **b;
+  const BestEntry& e = **b;
   std::fprintf(stderr,
                "[tune %s] already tuned on this GPU: %s (%.4f ms); --resume measures what is "
                "missing, --force measures again\n",
@@ -256,12 +244,12 @@ Status Tuner::tune(const Problem& p, Table& table) {
   std::fprintf(stderr, "[tune %s] starting the worker (inputs, fp64 reference)...\n",
                p.key().c_str());
   SSMTUNE_RETURN_IF_ERROR(start_worker(p));
-  SSMTUNE_RETURN_IF_ERROR(db_.upsert_device(cache::device_record(device_)));
-  const cache::Versions versions{device_.driver_version, device_.nvrtc_version, template_hash_};
+  SSMTUNE_RETURN_IF_ERROR(db_.upsert_device(device_record(device_)));
+  const Versions versions{device_.driver_version, device_.nvrtc_version, template_hash_};
 
-  cache::MeasurementFilter f;
+  MeasurementFilter f;
   f.device_uuid = device_.uuid;
-  f.problem_key = p.key();
+  f.problem_key = cache::qualified_key(p.key());
   f.current = versions;
   SSMTUNE_ASSIGN_OR_RETURN(auto existing, db_.measurements(f));
   for (const auto& m : existing) {
@@ -272,14 +260,14 @@ Status Tuner::tune(const Problem& p, Table& table) {
   // Stage 1: the space, pruned before compiling.
   const auto space = search_space(p, device_, SpaceOptions{!a_.no_fp64, true});
   counts_.total = static_cast<int>(space.size());
-  std::vector<cache::Measurement> pruned;
+  std::vector<Measurement> pruned;
   std::vector<KernelConfig> legal;
   for (const auto& e : space) {
     if (e.pruned) {
       ++counts_.pruned;
       if (known_.count(e.config.key())) continue;
-      cache::Measurement m = base_measurement(p, e.config);
-      m.status = cache::MeasureStatus::kPruned;
+      Measurement m = base_measurement(p, e.config);
+      m.status = MeasureStatus::kPruned;
       m.detail = e.reason;
       pruned.push_back(m);
     } else {
@@ -307,15 +295,15 @@ Status Tuner::tune(const Problem& p, Table& table) {
   auto programs = compiler.compile_all(specs);
   std::set<std::string> dropped;
   for (size_t i = 0; i < programs.size(); ++i) {
-    cache::Measurement m = base_measurement(p, to_compile[i]);
+    Measurement m = base_measurement(p, to_compile[i]);
     if (!programs[i]) {
-      m.status = cache::MeasureStatus::kCompileFailed;
+      m.status = MeasureStatus::kCompileFailed;
       m.detail = programs[i].status().message().substr(0, 2000);
       ++counts_.compile_failed;
     } else {
       const std::string why = prune_by_resources(to_compile[i], programs[i]->kernels, device_);
       if (why.empty()) continue;
-      m.status = cache::MeasureStatus::kPruned;
+      m.status = MeasureStatus::kPruned;
       m.detail = why;
       ++counts_.pruned;
     }
@@ -350,19 +338,20 @@ Status Tuner::tune(const Problem& p, Table& table) {
   // Selection over every non-stale measurement of this problem here; the
   // most careful measurement of each config stands for it.
   SSMTUNE_ASSIGN_OR_RETURN(auto all, db_.measurements(f));
-  std::map<std::string, cache::Measurement> per_config;
+  std::map<std::string, Measurement> per_config;
   for (const auto& m : all) {
     auto it = per_config.find(m.config_key);
     if (it == per_config.end() || m.repeats > it->second.repeats) per_config[m.config_key] = m;
   }
-  std::vector<cache::Measurement> ms;
+  std::vector<Measurement> ms;
   for (auto& [k, m] : per_config) ms.push_back(m);
   const Selection sel = select_best(ms, a_.max_error);
   const double wall = now_s() - start_;
   if (sel.found) {
-    cache::BestEntry b;
+    BestEntry b;
+    b.family = sel.best.family;
     b.device_uuid = device_.uuid;
-    b.problem_key = p.key();
+    b.problem_key = sel.best.problem_key;
     b.config_key = sel.best.config_key;
     b.median_ms = sel.best.median_ms;
     b.spread_ms = sel.best.spread_ms;

@@ -117,7 +117,7 @@ void run(const WorkerArgs& a) {
     o.timing.target_ms = req.value("target_ms", 150.0);
     EvalResult r = config->key() == fault_key ? injected_fault(*gpu->compiler, gpu->device, *config)
                                               : ev->evaluate_with(*config, o.timing);
-    nlohmann::json out = to_json(r);
+    nlohmann::json out = to_json(r, ev->reference());
     if (r.status == EvalStatus::kLaunchFailed) {
       out["status"] = "faulted";  // the context may be unusable: start over
       say(out);

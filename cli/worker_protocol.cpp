@@ -1,6 +1,10 @@
 // Protocol encoding.
 #include "cli/worker_protocol.h"
 
+#include <algorithm>
+
+#include "tuner/records_json.h"
+
 namespace ssmtune::cli {
 
 nlohmann::json to_json(const jit::DeviceInfo& d) {
@@ -47,52 +51,73 @@ jit::DeviceInfo device_from_json(const nlohmann::json& j) {
   return d;
 }
 
-nlohmann::json to_json(const EvalResult& r) {
-  int regs = 0, spill = 0, smem = 0;
-  for (const auto& k : r.kernels) {
-    regs = std::max(regs, k.resources.registers);
-    spill = std::max(spill, k.resources.spill_store_bytes + k.resources.spill_load_bytes);
-    smem = std::max(smem, k.resources.shared_bytes);
-  }
-  const auto& s = r.score;
-  return {{"config", r.config.key()},
-          {"status", to_string(r.status)},
-          {"detail", r.detail},
-          {"median_ms", r.timing.median_ms},
-          {"spread_ms", r.timing.spread_ms},
-          {"min_ms", r.timing.min_ms},
-          {"repeats", r.timing.repeats},
-          {"rel_l2", s.out.rel_l2},
-          {"max_abs_rel", s.out.max_abs_over_max_ref},
-          {"max_rel", s.out.max_rel},
-          {"nan_inf", s.out.nan_inf + s.out_z.nan_inf + s.last_state.nan_inf},
-          {"unwritten", s.out.unwritten + s.out_z.unwritten + s.last_state.unwritten},
-          {"verdict", to_string(s.verdict)},
-          {"budget", s.budget.rel_l2},
-          {"registers", regs},
-          {"spill_bytes", spill},
-          {"shared_bytes", smem}};
+namespace {
+
+// What the parent fills in itself; the worker leaves them out.
+constexpr const char* kIdentityFields[] = {"family",         "device_uuid",   "problem_key",
+                                           "config_key",     "template_hash", "driver_version",
+                                           "nvrtc_version",  "timestamp"};
+
+OutputError output_error(const char* name, const ErrorStats& s, const ErrorBudget& budget,
+                         double floor) {
+  OutputError e;
+  e.output = name;
+  e.rel_l2 = s.rel_l2;
+  e.max_abs_rel = s.max_abs_over_max_ref;
+  e.max_rel = s.max_rel;
+  e.nan_inf = s.nan_inf;
+  e.unwritten = s.unwritten;
+  e.budget = budget.rel_l2;
+  e.verdict = to_string(classify(s, budget, floor));
+  return e;
 }
 
-WorkerResult worker_result_from_json(const nlohmann::json& j) {
-  WorkerResult r;
-  r.status = j.value("status", "faulted");
-  r.detail = j.value("detail", "");
-  r.median_ms = j.value("median_ms", 0.0);
-  r.spread_ms = j.value("spread_ms", 0.0);
-  r.min_ms = j.value("min_ms", 0.0);
-  r.repeats = j.value("repeats", 0);
-  r.rel_l2 = j.value("rel_l2", 0.0);
-  r.max_abs_rel = j.value("max_abs_rel", 0.0);
-  r.max_rel = j.value("max_rel", 0.0);
-  r.budget = j.value("budget", 0.0);
-  r.nan_inf = j.value("nan_inf", int64_t{0});
-  r.unwritten = j.value("unwritten", int64_t{0});
-  r.verdict = j.value("verdict", "");
-  r.registers = j.value("registers", 0);
-  r.spill_bytes = j.value("spill_bytes", 0);
-  r.shared_bytes = j.value("shared_bytes", 0);
-  return r;
+// Each scored output with the budget score_run judged it by.
+std::vector<OutputError> output_errors(const EvalResult& r, const HostOutputs& ref) {
+  const RunScore& s = r.score;
+  std::vector<OutputError> out = {output_error("out", s.out, s.budget, s.floor)};
+  if (s.has_out_z) out.push_back(output_error("out_z", s.out_z, s.budget, s.floor));
+  if (s.has_last_state) {
+    const double floor32 = rounding_floor(ref.last_state, DType::kF32);
+    out.push_back(output_error("last_state", s.last_state,
+                               budget_for(DType::kF32, r.config.acc == AccType::kF64, floor32),
+                               floor32));
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const EvalResult& r, const HostOutputs& ref) {
+  Measurement m;
+  auto status = parse_measure_status(to_string(r.status));
+  m.status = status ? *status : MeasureStatus::kLaunchFailed;
+  m.detail = r.detail;
+  m.median_ms = r.timing.median_ms;
+  m.spread_ms = r.timing.spread_ms;
+  m.min_ms = r.timing.min_ms;
+  m.repeats = r.timing.repeats;
+  if (r.status == EvalStatus::kOk || r.status == EvalStatus::kInaccurate) {
+    m.errors = output_errors(r, ref);
+    summarize_errors(m);
+  }
+  for (const auto& k : r.kernels) {
+    m.registers = std::max<int64_t>(m.registers, k.resources.registers);
+    m.spill_bytes = std::max<int64_t>(m.spill_bytes,
+                                      k.resources.spill_store_bytes + k.resources.spill_load_bytes);
+    m.shared_bytes = std::max<int64_t>(m.shared_bytes, k.resources.shared_bytes);
+  }
+  nlohmann::json j = ssmtune::to_json(m);
+  for (const char* f : kIdentityFields) j.erase(f);
+  j["config"] = r.config.key();
+  return j;
+}
+
+Status read_worker_result(const nlohmann::json& reply, Measurement& m) {
+  if (!reply.is_object()) return Status::invalid_argument("worker reply: expected an object");
+  nlohmann::json result = reply;
+  for (const char* f : kIdentityFields) result.erase(f);
+  return measurement_from_json(result, "worker reply", m, {"status"});
 }
 
 }  // namespace ssmtune::cli

@@ -8,26 +8,24 @@
 #include <nlohmann/json.hpp>
 
 #include "jit/device.h"
+#include "ssmtune/status.h"
 #include "tuner/evaluator.h"
+#include "tuner/records.h"
 
 namespace ssmtune::cli {
 
 nlohmann::json to_json(const jit::DeviceInfo& d);
 jit::DeviceInfo device_from_json(const nlohmann::json& j);
 
-nlohmann::json to_json(const EvalResult& r);
+// A result as the worker sends it: the result fields of a Measurement in
+// its JSON form (tuner/records_json.h: status, times, an error per scored
+// output, resources; not the device, keys and versions, which the parent
+// knows) and "config". `ref` is the evaluator's reference (for the
+// last_state budget).
+nlohmann::json to_json(const EvalResult& r, const HostOutputs& ref);
 
-// What the parent needs of a result (the full record goes to the database).
-struct WorkerResult {
-  std::string status;  // EvalStatus names, or "faulted"
-  std::string detail;
-  double median_ms = 0, spread_ms = 0, min_ms = 0;
-  int repeats = 0;
-  double rel_l2 = 0, max_abs_rel = 0, max_rel = 0, budget = 0;
-  int64_t nan_inf = 0, unwritten = 0;
-  std::string verdict;
-  int registers = 0, spill_bytes = 0, shared_bytes = 0;
-};
-WorkerResult worker_result_from_json(const nlohmann::json& j);
+// Reads a worker's result into `m`, keeping m's device, keys, versions and
+// timestamp. An unreadable reply is an error naming the field.
+Status read_worker_result(const nlohmann::json& reply, Measurement& m);
 
 }  // namespace ssmtune::cli

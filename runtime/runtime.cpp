@@ -26,7 +26,7 @@ struct Runtime::Impl {
   std::unique_ptr<cache::TuningDb> db;  // selection; guarded by db_mu
   std::unique_ptr<jit::CubinCache> cubins;
   std::unique_ptr<jit::Compiler> compiler;
-  cache::Versions versions;
+  Versions versions;
   std::mutex db_mu;
   std::string db_path;
   double tune_budget_s = 0;  // tune on first use; 0: off

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "cache/keys.h"
 #include "tuner/fwd_plan.h"
 #include "tuner/heuristics.h"
 
@@ -32,7 +33,7 @@ double problem_distance(const Problem& a, const Problem& b) {
 }
 
 Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& device,
-                                   const cache::Versions& versions, const Problem& p) {
+                                   const Versions& versions, const Problem& p) {
   SSMTUNE_RETURN_IF_ERROR(p.validate());
   const size_t smem = device.max_shared_per_block;
   std::string note;
@@ -51,7 +52,8 @@ Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& d
         return ch;
       }
     }
-    SSMTUNE_ASSIGN_OR_RETURN(auto all, db->list_best(versions, device.uuid));
+    const std::string key = cache::qualified_key(p.key());
+    SSMTUNE_ASSIGN_OR_RETURN(auto all, db->list_best(versions, device.uuid, family_of_key(key)));
     const std::string family = p.family_key();
     double best_d = std::numeric_limits<double>::infinity();
     std::optional<ConfigChoice> nearest;
@@ -61,7 +63,7 @@ Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& d
         ++skipped_stale;
         continue;
       }
-      auto q = Problem::from_key(b.problem_key);
+      auto q = Problem::from_key(cache::key_body(b.problem_key));
       if (!q || q->family_key() != family || q->groups != p.groups) continue;
       auto c = KernelConfig::from_key(b.config_key);
       if (!c || !check_config(p, *c, smem)) {

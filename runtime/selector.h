@@ -32,6 +32,6 @@ double problem_distance(const Problem& a, const Problem& b);
 
 // `db` may be null (no database: the default). Errors only on database failure.
 Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& device,
-                                   const cache::Versions& versions, const Problem& p);
+                                   const Versions& versions, const Problem& p);
 
 }  // namespace ssmtune

@@ -8,17 +8,17 @@
 #include <utility>
 #include <vector>
 
-#include "cache/records.h"
+#include "tuner/records.h"
 
 namespace ssmtune {
 
 struct Selection {
   bool found = false;       // false when no measurement is selectable
-  cache::Measurement best;  // valid when found
+  Measurement best;  // valid when found
   std::string rule;         // why best won, e.g. "fastest inside budget (0.112 ms, ...)"
   // Every other measurement with why it lost: eligible ones fastest first,
   // then the rest in input order.
-  std::vector<std::pair<cache::Measurement, std::string>> others;
+  std::vector<std::pair<Measurement, std::string>> others;
 };
 
 // Eligible: status ok, verdict neither "outside" nor "defect", no NaN/Inf or
@@ -33,7 +33,7 @@ struct Selection {
 // then the config key, so the choice is deterministic).
 // The caller filters out stale measurements (other driver, NVRTC or
 // template version) and passes one measurement per config.
-Selection select_best(const std::vector<cache::Measurement>& ms, double max_error);
+Selection select_best(const std::vector<Measurement>& ms, double max_error);
 
 // Numbers as the reasons print them: "0.112" (ms), "3.1e-6".
 std::string format_ms(double ms);

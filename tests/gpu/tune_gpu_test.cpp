@@ -8,7 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "cache/records.h"
+#include "tuner/records.h"
 #include "cache/tuning_db.h"
 #include "support/run_command.h"
 #include "tuner/heuristics.h"
@@ -48,8 +48,8 @@ TEST_CASE("tune writes measurements and a best entry; a fault is recorded, not f
   std::map<std::string, int> by_status;
   bool fault_seen = false;
   for (const auto& m : *ms) {
-    ++by_status[cache::to_string(m.status)];
-    if (m.config_key == faulty && m.status == cache::MeasureStatus::kFaulted) fault_seen = true;
+    ++by_status[to_string(m.status)];
+    if (m.config_key == faulty && m.status == MeasureStatus::kFaulted) fault_seen = true;
   }
   CHECK(fault_seen);
   CHECK(by_status["ok"] > 10);

@@ -27,11 +27,11 @@ jit::DeviceInfo device() {
 
 using testing::shape;
 
-const cache::Versions kNow{13000, "13.0", "templates-now"};
+const Versions kNow{13000, "13.0", "templates-now"};
 
 void seed_best(cache::TuningDb& db, const Problem& p, const KernelConfig& c, double ms,
                const std::string& template_hash = "templates-now") {
-  cache::Measurement m;
+  Measurement m;
   m.device_uuid = device().uuid;
   m.problem_key = p.key();
   m.config_key = c.key();
@@ -43,7 +43,7 @@ void seed_best(cache::TuningDb& db, const Problem& p, const KernelConfig& c, dou
   m.nvrtc_version = "13.0";
   m.timestamp = 1700000000;
   REQUIRE(db.add_measurement(m).is_ok());
-  cache::BestEntry b;
+  BestEntry b;
   b.device_uuid = m.device_uuid;
   b.problem_key = m.problem_key;
   b.config_key = m.config_key;
@@ -60,7 +60,7 @@ TEST_CASE("the selector picks exact, then nearest, then the default", "[runtime]
   testing::TempDir dir;
   auto db = cache::TuningDb::open(dir.file("t.db"), cache::OpenMode::kReadWrite);
   REQUIRE(db.is_ok());
-  REQUIRE(db->upsert_device(cache::device_record(device())).is_ok());
+  REQUIRE(db->upsert_device(device_record(device())).is_ok());
   const Problem mid = shape(8, 1536, 2048, 16), small = shape(8, 256, 1024, 4);
   KernelConfig warp = default_config(mid, ScanAlgo::kWarpScan);
   warp.d_step = 8;
@@ -103,7 +103,7 @@ TEST_CASE("stale entries are not used, and a config illegal for the shape is ski
   testing::TempDir dir;
   auto db = cache::TuningDb::open(dir.file("t.db"), cache::OpenMode::kReadWrite);
   REQUIRE(db.is_ok());
-  REQUIRE(db->upsert_device(cache::device_record(device())).is_ok());
+  REQUIRE(db->upsert_device(device_record(device())).is_ok());
   const Problem mid = shape(8, 1536, 2048, 16);
   seed_best(*db, mid, default_config(mid, ScanAlgo::kLookback), 1.0, "templates-old");
   auto r = choose_config(&*db, device(), kNow, mid);
@@ -115,7 +115,7 @@ TEST_CASE("stale entries are not used, and a config illegal for the shape is ski
   testing::TempDir dir2;
   auto db2 = cache::TuningDb::open(dir2.file("t.db"), cache::OpenMode::kReadWrite);
   REQUIRE(db2.is_ok());
-  REQUIRE(db2->upsert_device(cache::device_record(device())).is_ok());
+  REQUIRE(db2->upsert_device(device_record(device())).is_ok());
   const KernelConfig split = default_config(mid, ScanAlgo::kSequential);
   REQUIRE(split.n_split > 1);
   seed_best(*db2, mid, split, 0.9);

@@ -6,9 +6,6 @@
 namespace ssmtune {
 namespace {
 
-using cache::Measurement;
-using cache::MeasureStatus;
-
 Measurement ok(const std::string& config, double median, double spread, double rel_l2,
                double budget = 2e-5) {
   Measurement m;
