@@ -2,23 +2,22 @@
 // merge of such a file in one transaction.
 #include "cache/tuning_db.h"
 
-#include <cmath>
 #include <ctime>
-#include <limits>
+
+#include "cache/keys.h"
+#include "tuner/records_json.h"
 
 namespace ssmtune::cache {
 namespace {
 
 using nlohmann::json;
 
-constexpr int kExportFormat = 1;  // bump when the export layout changes
+// Bump when the export layout changes.
+//   1: forward only: unprefixed problem keys, the error of `out` as
+//      measurement fields (rel_l2, max_abs_rel, max_rel, ...)
+//   2: family fields, prefixed problem keys, an "errors" array per measurement
+constexpr int kExportFormat = 2;
 
-// JSON has no NaN or infinity: NaN is null, infinities are strings.
-json real(double v) {
-  if (std::isnan(v)) return nullptr;
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
 
 // Reads typed fields of one object, keeping the first error with the
 // entry's name ("measurements[3].status: expected a string").
@@ -44,11 +43,9 @@ class Reader {
   double number(const char* k) {
     const json* v = find(k, false);
     if (v == nullptr) return 0;
-    if (v->is_null()) return std::numeric_limits<double>::quiet_NaN();
-    if (v->is_number()) return v->get<double>();
-    if (*v == "inf") return std::numeric_limits<double>::infinity();
-    if (*v == "-inf") return -std::numeric_limits<double>::infinity();
-    return fail(k, "expected a number, null, \"inf\" or \"-inf\""), 0;
+    auto d = number_from_json(*v, where_ + "." + k);
+    if (!d) return fail(k, "expected a number, null, \"inf\" or \"-inf\""), 0;
+    return *d;
   }
 
  private:
@@ -85,81 +82,57 @@ Result<DeviceRecord> parse_device(const json& j, const std::string& where) {
   DeviceRecord d;
   d.uuid = r.text("uuid");
   d.name = r.text("name");
-  d.cc_major = static_cast<int>(r.integer("cc_major"));
-  d.cc_minor = static_cast<int>(r.integer("cc_minor"));
-  d.sm_count = static_cast<int>(r.integer("sm_count"));
-  d.driver_version = static_cast<int>(r.integer("driver_version"));
+  d.cc_major = r.integer("cc_major");
+  d.cc_minor = r.integer("cc_minor");
+  d.sm_count = r.integer("sm_count");
+  d.driver_version = r.integer("driver_version");
   d.nvrtc_version = r.text("nvrtc_version");
   if (!r.status().is_ok()) return r.status();
   return d;
 }
 
-json measurement_json(const Measurement& m) {
-  return {{"device_uuid", m.device_uuid},
-          {"problem_key", m.problem_key},
-          {"config_key", m.config_key},
-          {"status", to_string(m.status)},
-          {"median_ms", real(m.median_ms)},
-          {"spread_ms", real(m.spread_ms)},
-          {"min_ms", real(m.min_ms)},
-          {"repeats", m.repeats},
-          {"rel_l2", real(m.rel_l2)},
-          {"max_abs_rel", real(m.max_abs_rel)},
-          {"max_rel", real(m.max_rel)},
-          {"nan_inf", m.nan_inf},
-          {"unwritten", m.unwritten},
-          {"verdict", m.verdict},
-          {"error_budget", real(m.error_budget)},
-          {"detail", m.detail},
-          {"template_hash", m.template_hash},
-          {"driver_version", m.driver_version},
-          {"nvrtc_version", m.nvrtc_version},
-          {"timestamp", m.timestamp},
-          {"registers", m.registers},
-          {"spill_bytes", m.spill_bytes},
-          {"shared_bytes", m.shared_bytes}};
+// The error of `out` that a format 1 measurement (and a version 2 row)
+// held as its own fields: one error entry, unless it holds nothing (a
+// config that never ran). The same rule as migrate_2_to_3 in schema.cpp.
+Status add_legacy_out_error(const json& j, const std::string& where, Measurement& m) {
+  Reader r(j, where);
+  OutputError e;
+  e.output = "out";
+  e.rel_l2 = m.rel_l2;
+  e.max_abs_rel = r.number("max_abs_rel");
+  e.max_rel = r.number("max_rel");
+  e.nan_inf = m.nan_inf;
+  e.unwritten = m.unwritten;
+  e.budget = m.error_budget;
+  e.verdict = m.verdict;
+  SSMTUNE_RETURN_IF_ERROR(r.status());
+  m.errors.clear();
+  if (e.rel_l2 == 0 && e.max_abs_rel == 0 && e.max_rel == 0 && e.nan_inf == 0 &&
+      e.unwritten == 0 && e.budget == 0 && e.verdict.empty())
+    return Status::ok();
+  m.errors.push_back(e);
+  return Status::ok();
 }
 
-Result<Measurement> parse_measurement(const json& j, const std::string& where) {
-  Reader r(j, where);
+Result<Measurement> parse_measurement(const json& j, const std::string& where, int64_t format) {
   Measurement m;
-  m.device_uuid = r.text("device_uuid");
-  m.problem_key = r.text("problem_key");
-  m.config_key = r.text("config_key");
-  const std::string status = r.text("status");
-  m.median_ms = r.number("median_ms");
-  m.spread_ms = r.number("spread_ms");
-  m.min_ms = r.number("min_ms");
-  m.repeats = static_cast<int>(r.integer("repeats"));
-  m.rel_l2 = r.number("rel_l2");
-  m.max_abs_rel = r.number("max_abs_rel");
-  m.max_rel = r.number("max_rel");
-  m.nan_inf = r.integer("nan_inf");
-  m.unwritten = r.integer("unwritten");
-  m.verdict = r.text("verdict", false);
-  m.error_budget = r.number("error_budget");
-  m.detail = r.text("detail", false);
-  m.template_hash = r.text("template_hash");
-  m.driver_version = static_cast<int>(r.integer("driver_version"));
-  m.nvrtc_version = r.text("nvrtc_version");
-  m.timestamp = r.integer("timestamp", true);
-  m.registers = static_cast<int>(r.integer("registers"));
-  m.spill_bytes = static_cast<int>(r.integer("spill_bytes"));
-  m.shared_bytes = static_cast<int>(r.integer("shared_bytes"));
-  if (!r.status().is_ok()) return r.status();
-  auto s = parse_measure_status(status);
-  if (!s) return s.status().with_context(where + ".status");
-  m.status = *s;
+  SSMTUNE_RETURN_IF_ERROR(measurement_from_json(j, where, m,
+                                                {"device_uuid", "problem_key", "config_key",
+                                                 "status", "template_hash", "nvrtc_version",
+                                                 "timestamp"}));
+  if (format == 1) SSMTUNE_RETURN_IF_ERROR(add_legacy_out_error(j, where, m));
+  m.problem_key = qualified_key(m.problem_key);
   return m;
 }
 
 json best_json(const BestEntry& b) {
-  return {{"device_uuid", b.device_uuid},
+  return {{"family", b.family},
+          {"device_uuid", b.device_uuid},
           {"problem_key", b.problem_key},
           {"config_key", b.config_key},
-          {"median_ms", real(b.median_ms)},
-          {"spread_ms", real(b.spread_ms)},
-          {"rel_l2", real(b.rel_l2)},
+          {"median_ms", json_number(b.median_ms)},
+          {"spread_ms", json_number(b.spread_ms)},
+          {"rel_l2", json_number(b.rel_l2)},
           {"template_hash", b.template_hash},
           {"driver_version", b.driver_version},
           {"nvrtc_version", b.nvrtc_version},
@@ -170,14 +143,15 @@ json best_json(const BestEntry& b) {
 Result<BestEntry> parse_best(const json& j, const std::string& where) {
   Reader r(j, where);
   BestEntry b;
+  b.family = r.text("family", false);
   b.device_uuid = r.text("device_uuid");
-  b.problem_key = r.text("problem_key");
+  b.problem_key = qualified_key(r.text("problem_key"));
   b.config_key = r.text("config_key");
   b.median_ms = r.number("median_ms");
   b.spread_ms = r.number("spread_ms");
   b.rel_l2 = r.number("rel_l2");
   b.template_hash = r.text("template_hash");
-  b.driver_version = static_cast<int>(r.integer("driver_version"));
+  b.driver_version = r.integer("driver_version");
   b.nvrtc_version = r.text("nvrtc_version");
   b.timestamp = r.integer("timestamp", true);
   b.rule = r.text("rule", false);
@@ -208,7 +182,7 @@ Result<json> TuningDb::export_json() {
   for (const auto& d : devs) out["devices"].push_back(device_json(d.device));
   SSMTUNE_ASSIGN_OR_RETURN(auto ms, measurements());
   out["measurements"] = json::array();
-  for (const auto& m : ms) out["measurements"].push_back(measurement_json(m));
+  for (const auto& m : ms) out["measurements"].push_back(to_json(m));
   SSMTUNE_ASSIGN_OR_RETURN(auto best, list_best(Versions{}));
   out["best"] = json::array();
   for (const auto& b : best) out["best"].push_back(best_json(b));
@@ -223,7 +197,9 @@ Result<ImportReport> TuningDb::import_json(const json& j, MergePolicy policy) {
       j["format"].get<int64_t>() > kExportFormat || j["format"].get<int64_t>() < 1)
     return Status::unsupported("unknown export format " +
                                (j.contains("format") ? j["format"].dump() : std::string("(none)")) +
-                               "; this build reads format " + std::to_string(kExportFormat));
+                               "; this build reads formats 1 to " +
+                               std::to_string(kExportFormat));
+  const int64_t format = j["format"].get<int64_t>();
   // Parse everything before writing anything.
   std::vector<DeviceRecord> devs;
   std::vector<Measurement> ms;
@@ -236,7 +212,7 @@ Result<ImportReport> TuningDb::import_json(const json& j, MergePolicy policy) {
   SSMTUNE_ASSIGN_OR_RETURN(const json* jm, section(j, "measurements"));
   for (size_t i = 0; i < jm->size(); ++i) {
     SSMTUNE_ASSIGN_OR_RETURN(
-        auto m, parse_measurement((*jm)[i], "measurements[" + std::to_string(i) + "]"));
+        auto m, parse_measurement((*jm)[i], "measurements[" + std::to_string(i) + "]", format));
     ms.push_back(std::move(m));
   }
   SSMTUNE_ASSIGN_OR_RETURN(const json* jb, section(j, "best"));

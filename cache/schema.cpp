@@ -2,14 +2,19 @@
 #include "cache/schema.h"
 
 #include <ctime>
+#include <functional>
 #include <vector>
+
+#include "cache/keys.h"
+#include "cache/record_rows.h"
 
 namespace ssmtune::cache {
 namespace {
 
-// The current schema. REAL columns are nullable: NULL stands for NaN
-// (sqlite has none), e.g. the error of a config that never ran.
-constexpr char kCreateSchema[] = R"sql(
+// The tables every schema version since 2 has in this form. REAL columns
+// are nullable: NULL stands for NaN (sqlite has none), e.g. the error of a
+// config that never ran.
+constexpr char kCreateCommon[] = R"sql(
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE devices (
   uuid TEXT PRIMARY KEY,
@@ -20,81 +25,6 @@ CREATE TABLE devices (
   driver_version INTEGER NOT NULL,
   nvrtc_version TEXT NOT NULL
 );
-CREATE TABLE problems (
-  key TEXT PRIMARY KEY,
-  family TEXT NOT NULL,
-  batch INTEGER NOT NULL,
-  dim INTEGER NOT NULL,
-  seqlen INTEGER NOT NULL,
-  dstate INTEGER NOT NULL,
-  groups INTEGER NOT NULL,
-  dtype TEXT NOT NULL,
-  variable_b INTEGER NOT NULL,
-  variable_c INTEGER NOT NULL,
-  has_d INTEGER NOT NULL,
-  has_z INTEGER NOT NULL,
-  has_delta_bias INTEGER NOT NULL,
-  delta_softplus INTEGER NOT NULL,
-  return_last_state INTEGER NOT NULL,
-  has_initial_state INTEGER NOT NULL
-);
-CREATE INDEX problems_family ON problems(family);
-CREATE TABLE configs (
-  key TEXT PRIMARY KEY,
-  algo TEXT NOT NULL,
-  chunk INTEGER NOT NULL,
-  d_step INTEGER NOT NULL,
-  acc TEXT NOT NULL,
-  threads INTEGER NOT NULL,
-  items INTEGER NOT NULL,
-  n_split INTEGER NOT NULL,
-  exp_mode TEXT NOT NULL,
-  poly_share INTEGER NOT NULL
-);
-CREATE TABLE measurements (
-  id INTEGER PRIMARY KEY,
-  device_uuid TEXT NOT NULL REFERENCES devices(uuid),
-  problem_key TEXT NOT NULL REFERENCES problems(key),
-  config_key TEXT NOT NULL REFERENCES configs(key),
-  status TEXT NOT NULL CHECK (status IN ('ok', 'pruned', 'compile_failed', 'launch_failed',
-                                         'faulted', 'inaccurate')),
-  median_ms REAL,
-  spread_ms REAL,
-  min_ms REAL,
-  repeats INTEGER NOT NULL,
-  rel_l2 REAL,
-  max_abs_rel REAL,
-  max_rel REAL,
-  nan_inf INTEGER NOT NULL,
-  unwritten INTEGER NOT NULL,
-  verdict TEXT NOT NULL,
-  error_budget REAL,
-  detail TEXT NOT NULL,
-  template_hash TEXT NOT NULL,
-  driver_version INTEGER NOT NULL,
-  nvrtc_version TEXT NOT NULL,
-  timestamp INTEGER NOT NULL,
-  registers INTEGER NOT NULL,
-  spill_bytes INTEGER NOT NULL,
-  shared_bytes INTEGER NOT NULL
-);
-CREATE INDEX measurements_lookup
-  ON measurements(device_uuid, problem_key, config_key, timestamp);
-CREATE INDEX measurements_problem ON measurements(problem_key);
-CREATE TABLE best (
-  device_uuid TEXT NOT NULL REFERENCES devices(uuid),
-  problem_key TEXT NOT NULL REFERENCES problems(key),
-  config_key TEXT NOT NULL REFERENCES configs(key),
-  median_ms REAL,
-  spread_ms REAL,
-  rel_l2 REAL,
-  template_hash TEXT NOT NULL,
-  driver_version INTEGER NOT NULL,
-  nvrtc_version TEXT NOT NULL,
-  timestamp INTEGER NOT NULL,
-  rule TEXT NOT NULL,
-  PRIMARY KEY (device_uuid, problem_key)
-);
 CREATE TABLE cubins (
   key TEXT PRIMARY KEY,
   arch TEXT NOT NULL,
@@ -104,6 +34,60 @@ CREATE TABLE cubins (
   created INTEGER NOT NULL
 );
 )sql";
+
+// The family-neutral tables of the current schema around the measurement
+// columns, which come from visit_fields (record_rows.h). Problems and
+// configs are (family, key, params); params is key_params (cache/keys.h).
+std::string create_records_sql(const std::string& measurement_defs,
+                               const std::string& error_defs) {
+  return R"sql(
+CREATE TABLE problems (
+  key TEXT PRIMARY KEY,
+  family TEXT NOT NULL,
+  params TEXT NOT NULL
+);
+CREATE INDEX problems_family ON problems(family);
+CREATE TABLE configs (
+  family TEXT NOT NULL,
+  key TEXT NOT NULL,
+  params TEXT NOT NULL,
+  PRIMARY KEY (family, key)
+);
+CREATE TABLE measurements (
+  id INTEGER PRIMARY KEY,
+  )sql" + measurement_defs +
+         R"sql(,
+  FOREIGN KEY (device_uuid) REFERENCES devices(uuid),
+  FOREIGN KEY (problem_key) REFERENCES problems(key),
+  FOREIGN KEY (family, config_key) REFERENCES configs(family, key)
+);
+CREATE INDEX measurements_lookup
+  ON measurements(device_uuid, problem_key, config_key, timestamp);
+CREATE INDEX measurements_problem ON measurements(problem_key);
+CREATE TABLE measurement_errors (
+  measurement_id INTEGER NOT NULL REFERENCES measurements(id) ON DELETE CASCADE,
+  )sql" + error_defs +
+         R"sql(,
+  PRIMARY KEY (measurement_id, output)
+);
+CREATE TABLE best (
+  family TEXT NOT NULL,
+  device_uuid TEXT NOT NULL REFERENCES devices(uuid),
+  problem_key TEXT NOT NULL REFERENCES problems(key),
+  config_key TEXT NOT NULL,
+  median_ms REAL,
+  spread_ms REAL,
+  rel_l2 REAL,
+  template_hash TEXT NOT NULL,
+  driver_version INTEGER NOT NULL,
+  nvrtc_version TEXT NOT NULL,
+  timestamp INTEGER NOT NULL,
+  rule TEXT NOT NULL,
+  PRIMARY KEY (device_uuid, problem_key),
+  FOREIGN KEY (family, config_key) REFERENCES configs(family, key)
+);
+)sql";
+}
 
 // Version 1 had no min_ms and no cubins table (cubins lived only in memory).
 Status migrate_1_to_2(Connection& c) {
@@ -120,11 +104,135 @@ CREATE TABLE cubins (
 )sql");
 }
 
+// The measurement columns of version 3 as released. Frozen: a later version
+// migrates from these (the current ones come from visit_fields).
+constexpr char kV3MeasurementDefs[] = R"sql(family TEXT NOT NULL,
+  device_uuid TEXT NOT NULL,
+  problem_key TEXT NOT NULL,
+  config_key TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('ok', 'pruned', 'compile_failed', 'launch_failed', 'faulted', 'inaccurate')),
+  median_ms REAL,
+  spread_ms REAL,
+  min_ms REAL,
+  repeats INTEGER NOT NULL,
+  rel_l2 REAL,
+  error_budget REAL,
+  verdict TEXT NOT NULL,
+  nan_inf INTEGER NOT NULL,
+  unwritten INTEGER NOT NULL,
+  detail TEXT NOT NULL,
+  template_hash TEXT NOT NULL,
+  driver_version INTEGER NOT NULL,
+  nvrtc_version TEXT NOT NULL,
+  timestamp INTEGER NOT NULL,
+  registers INTEGER NOT NULL,
+  spill_bytes INTEGER NOT NULL,
+  shared_bytes INTEGER NOT NULL)sql";
+constexpr char kV3ErrorDefs[] = R"sql(output TEXT NOT NULL,
+  rel_l2 REAL,
+  max_abs_rel REAL,
+  max_rel REAL,
+  nan_inf INTEGER NOT NULL,
+  unwritten INTEGER NOT NULL,
+  budget REAL,
+  verdict TEXT NOT NULL)sql";
+
+// Rows of `sql` (one text column) through `fn`.
+Status for_each_text(Connection& c, const std::string& sql,
+                     const std::function<Status(const std::string&)>& fn) {
+  SSMTUNE_ASSIGN_OR_RETURN(Statement st, c.prepare(sql));
+  for (;;) {
+    SSMTUNE_ASSIGN_OR_RETURN(bool row, st.step());
+    if (!row) return Status::ok();
+    SSMTUNE_RETURN_IF_ERROR(fn(st.column_text(0)));
+  }
+}
+
+// Version 2 was forward-only: problem keys without a family prefix and the
+// forward parameters as columns, one error (of `out`) per measurement. Every
+// row is kept: keys get "fwd:", configs the family "fwd", and each
+// measurement's error fields one measurement_errors row for "out" (unless
+// the row holds no error at all: a pruned or failed config that never ran).
+// Its headline rel_l2, error_budget, verdict, nan_inf and unwritten stay
+// (nan_inf and unwritten were already sums over the outputs).
+Status migrate_2_to_3(Connection& c) {
+  // The old tables keep their rows under new names (sqlite renames the
+  // foreign keys that point at them) while the new ones are filled; the
+  // foreign keys are checked at commit.
+  SSMTUNE_RETURN_IF_ERROR(c.exec(R"sql(
+PRAGMA defer_foreign_keys = ON;
+DROP INDEX IF EXISTS problems_family;
+DROP INDEX IF EXISTS measurements_lookup;
+DROP INDEX IF EXISTS measurements_problem;
+ALTER TABLE measurements RENAME TO measurements_v2;
+ALTER TABLE best RENAME TO best_v2;
+ALTER TABLE problems RENAME TO problems_v2;
+ALTER TABLE configs RENAME TO configs_v2;
+)sql"));
+  SSMTUNE_RETURN_IF_ERROR(c.exec(create_records_sql(kV3MeasurementDefs, kV3ErrorDefs)));
+  // Every key any row uses (version 1 had no foreign keys on best).
+  SSMTUNE_ASSIGN_OR_RETURN(Statement problem,
+                           c.prepare("INSERT INTO problems (key, family, params) VALUES (?1, ?2, ?3)"));
+  SSMTUNE_RETURN_IF_ERROR(for_each_text(
+      c,
+      "SELECT key FROM problems_v2 UNION SELECT problem_key FROM measurements_v2 UNION SELECT "
+      "problem_key FROM best_v2",
+      [&](const std::string& key) -> Status {
+        SSMTUNE_RETURN_IF_ERROR(problem.reset());
+        SSMTUNE_RETURN_IF_ERROR(problem.bind(1, qualified_key(key)));
+        SSMTUNE_RETURN_IF_ERROR(problem.bind(2, kLegacyFamily));
+        SSMTUNE_RETURN_IF_ERROR(problem.bind(3, key_params(key_body(key))));
+        return problem.run();
+      }));
+  SSMTUNE_ASSIGN_OR_RETURN(Statement config,
+                           c.prepare("INSERT INTO configs (family, key, params) VALUES (?1, ?2, ?3)"));
+  SSMTUNE_RETURN_IF_ERROR(for_each_text(
+      c,
+      "SELECT key FROM configs_v2 UNION SELECT config_key FROM measurements_v2 UNION SELECT "
+      "config_key FROM best_v2",
+      [&](const std::string& key) -> Status {
+        SSMTUNE_RETURN_IF_ERROR(config.reset());
+        SSMTUNE_RETURN_IF_ERROR(config.bind(1, kLegacyFamily));
+        SSMTUNE_RETURN_IF_ERROR(config.bind(2, key));
+        SSMTUNE_RETURN_IF_ERROR(config.bind(3, key_params(key)));
+        return config.run();
+      }));
+  SSMTUNE_RETURN_IF_ERROR(c.exec(R"sql(
+INSERT INTO measurements (id, family, device_uuid, problem_key, config_key, status, median_ms,
+  spread_ms, min_ms, repeats, rel_l2, error_budget, verdict, nan_inf, unwritten, detail,
+  template_hash, driver_version, nvrtc_version, timestamp, registers, spill_bytes, shared_bytes)
+SELECT id, 'fwd', device_uuid, 'fwd:' || problem_key, config_key, status, median_ms,
+  spread_ms, min_ms, repeats, rel_l2, error_budget, verdict, nan_inf, unwritten, detail,
+  template_hash, driver_version, nvrtc_version, timestamp, registers, spill_bytes, shared_bytes
+FROM measurements_v2;
+INSERT INTO measurement_errors (measurement_id, output, rel_l2, max_abs_rel, max_rel, nan_inf,
+  unwritten, budget, verdict)
+SELECT id, 'out', rel_l2, max_abs_rel, max_rel, nan_inf, unwritten, error_budget, verdict
+FROM measurements_v2
+WHERE NOT (rel_l2 IS 0 AND max_abs_rel IS 0 AND max_rel IS 0 AND nan_inf = 0 AND unwritten = 0
+           AND error_budget IS 0 AND verdict = '');
+INSERT INTO best (family, device_uuid, problem_key, config_key, median_ms, spread_ms, rel_l2,
+  template_hash, driver_version, nvrtc_version, timestamp, rule)
+SELECT 'fwd', device_uuid, 'fwd:' || problem_key, config_key, median_ms, spread_ms, rel_l2,
+  template_hash, driver_version, nvrtc_version, timestamp, rule
+FROM best_v2;
+DROP TABLE measurements_v2;
+DROP TABLE best_v2;
+DROP TABLE problems_v2;
+DROP TABLE configs_v2;
+)sql"));
+  SSMTUNE_ASSIGN_OR_RETURN(int64_t broken, c.query_int("SELECT count(*) FROM pragma_foreign_key_check"));
+  if (broken > 0)
+    return Status::corrupt(std::to_string(broken) +
+                           " rows refer to devices, problems or configs that are not there");
+  return Status::ok();
+}
+
 struct Migration {
   int from;  // migrates from this version to from + 1
   Status (*run)(Connection&);
 };
-constexpr Migration kMigrations[] = {{1, migrate_1_to_2}};
+constexpr Migration kMigrations[] = {{1, migrate_1_to_2}, {2, migrate_2_to_3}};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion - 1,
               "every older schema version needs a migration");
 
@@ -137,7 +245,9 @@ Status set_version(Connection& c, int version) {
 }
 
 Status create(Connection& c) {
-  SSMTUNE_RETURN_IF_ERROR(c.exec(kCreateSchema));
+  SSMTUNE_RETURN_IF_ERROR(c.exec(kCreateCommon));
+  SSMTUNE_RETURN_IF_ERROR(
+      c.exec(create_records_sql(measurement_column_defs(), error_column_defs())));
   SSMTUNE_ASSIGN_OR_RETURN(Statement st,
                            c.prepare("INSERT INTO meta (key, value) VALUES ('application', "
                                      "'ssmtune'), ('created', ?1)"));

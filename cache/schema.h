@@ -15,7 +15,11 @@ namespace ssmtune::cache {
 // version to schema.cpp's table of migrations.
 //   1: devices, problems, configs, measurements, best
 //   2: measurements.min_ms; the cubins table (the JIT layer's shared cache)
-inline constexpr int kSchemaVersion = 2;
+//   3: family-neutral: problems and configs as (family, key, params); the
+//      measurement columns those of visit_fields (tuner/records.h); an error
+//      per named output in measurement_errors; best.family. A field added
+//      to visit_fields or visit_fields_of_error changes the schema too.
+inline constexpr int kSchemaVersion = 3;
 
 // The schema version of the database on `c`: 0 when it has no tables at all
 // (a new or empty file). Refuses, without writing anything, a file that is

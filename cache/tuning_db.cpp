@@ -12,8 +12,8 @@
 #include <random>
 #include <thread>
 
-#include "tuner/fwd/config.h"
-#include "tuner/fwd/problem.h"
+#include "cache/keys.h"
+#include "cache/record_rows.h"
 
 namespace ssmtune::cache {
 namespace {
@@ -22,62 +22,42 @@ namespace fs = std::filesystem;
 
 constexpr int kWriteAttempts = 5;
 
-// The 23 columns of a measurement, in Measurement's order.
-constexpr char kMeasurementColumns[] =
-    "device_uuid, problem_key, config_key, status, median_ms, spread_ms, min_ms, repeats, "
-    "rel_l2, max_abs_rel, max_rel, nan_inf, unwritten, verdict, error_budget, detail, "
-    "template_hash, driver_version, nvrtc_version, timestamp, registers, spill_bytes, "
-    "shared_bytes";
-
 constexpr char kBestColumns[] =
-    "device_uuid, problem_key, config_key, median_ms, spread_ms, rel_l2, template_hash, "
+    "family, device_uuid, problem_key, config_key, median_ms, spread_ms, rel_l2, template_hash, "
     "driver_version, nvrtc_version, timestamp, rule";
-
-Result<Measurement> read_measurement(const Statement& st) {
-  Measurement m;
-  m.device_uuid = st.column_text(0);
-  m.problem_key = st.column_text(1);
-  m.config_key = st.column_text(2);
-  auto status = parse_measure_status(st.column_text(3));
-  if (!status) return Status::corrupt("measurement row: " + status.status().message());
-  m.status = *status;
-  m.median_ms = st.column_double(4);
-  m.spread_ms = st.column_double(5);
-  m.min_ms = st.column_double(6);
-  m.repeats = static_cast<int>(st.column_int(7));
-  m.rel_l2 = st.column_double(8);
-  m.max_abs_rel = st.column_double(9);
-  m.max_rel = st.column_double(10);
-  m.nan_inf = st.column_int(11);
-  m.unwritten = st.column_int(12);
-  m.verdict = st.column_text(13);
-  m.error_budget = st.column_double(14);
-  m.detail = st.column_text(15);
-  m.template_hash = st.column_text(16);
-  m.driver_version = static_cast<int>(st.column_int(17));
-  m.nvrtc_version = st.column_text(18);
-  m.timestamp = st.column_int(19);
-  m.registers = static_cast<int>(st.column_int(20));
-  m.spill_bytes = static_cast<int>(st.column_int(21));
-  m.shared_bytes = static_cast<int>(st.column_int(22));
-  return m;
-}
 
 BestEntry read_best(const Statement& st, const Versions& current) {
   BestEntry b;
-  b.device_uuid = st.column_text(0);
-  b.problem_key = st.column_text(1);
-  b.config_key = st.column_text(2);
-  b.median_ms = st.column_double(3);
-  b.spread_ms = st.column_double(4);
-  b.rel_l2 = st.column_double(5);
-  b.template_hash = st.column_text(6);
-  b.driver_version = static_cast<int>(st.column_int(7));
-  b.nvrtc_version = st.column_text(8);
-  b.timestamp = st.column_int(9);
-  b.rule = st.column_text(10);
+  b.family = st.column_text(0);
+  b.device_uuid = st.column_text(1);
+  b.problem_key = st.column_text(2);
+  b.config_key = st.column_text(3);
+  b.median_ms = st.column_double(4);
+  b.spread_ms = st.column_double(5);
+  b.rel_l2 = st.column_double(6);
+  b.template_hash = st.column_text(7);
+  b.driver_version = st.column_int(8);
+  b.nvrtc_version = st.column_text(9);
+  b.timestamp = st.column_int(10);
+  b.rule = st.column_text(11);
   b.stale = is_stale(b, current);
   return b;
+}
+
+DeviceRecord read_device(const Statement& st, int first) {
+  return {st.column_text(first),    st.column_text(first + 1), st.column_int(first + 2),
+          st.column_int(first + 3), st.column_int(first + 4),  st.column_int(first + 5),
+          st.column_text(first + 6)};
+}
+
+// The family of a record with problem key `key` (qualified), checked
+// against the record's own `family` field when that is set.
+Result<std::string> record_family(const std::string& family, const std::string& key) {
+  const std::string of_key = family_of_key(key);
+  if (!family.empty() && family != of_key)
+    return Status::invalid_argument("family '" + family + "' does not match problem key '" + key +
+                                    "'");
+  return of_key;
 }
 
 // "(?1 = 0 OR driver_version = ?1) AND ..." with the versions bound at
@@ -232,10 +212,7 @@ Result<std::optional<DeviceRecord>> TuningDb::device(const std::string& uuid) {
   SSMTUNE_RETURN_IF_ERROR(st.bind(1, uuid));
   SSMTUNE_ASSIGN_OR_RETURN(bool row, st.step());
   if (!row) return std::optional<DeviceRecord>();
-  return std::optional<DeviceRecord>(
-      DeviceRecord{st.column_text(0), st.column_text(1), static_cast<int>(st.column_int(2)),
-                   static_cast<int>(st.column_int(3)), static_cast<int>(st.column_int(4)),
-                   static_cast<int>(st.column_int(5)), st.column_text(6)});
+  return std::optional<DeviceRecord>(read_device(st, 0));
 }
 
 Result<std::vector<DeviceSummary>> TuningDb::devices() {
@@ -250,13 +227,7 @@ Result<std::vector<DeviceSummary>> TuningDb::devices() {
     SSMTUNE_ASSIGN_OR_RETURN(bool row, st.step());
     if (!row) break;
     DeviceSummary s;
-    s.device = {st.column_text(0),
-                st.column_text(1),
-                static_cast<int>(st.column_int(2)),
-                static_cast<int>(st.column_int(3)),
-                static_cast<int>(st.column_int(4)),
-                static_cast<int>(st.column_int(5)),
-                st.column_text(6)};
+    s.device = read_device(st, 0);
     s.measurements = st.column_int(7);
     s.problems = st.column_int(8);
     out.push_back(std::move(s));
@@ -264,25 +235,28 @@ Result<std::vector<DeviceSummary>> TuningDb::devices() {
   return out;
 }
 
-Result<std::vector<ProblemSummary>> TuningDb::problems() {
+Result<std::vector<ProblemSummary>> TuningDb::problems(const std::string& family) {
   SSMTUNE_ASSIGN_OR_RETURN(
-      Statement st, c_.prepare("SELECT p.key, count(m.id), coalesce(sum(m.status = 'ok'), 0), "
-                               "count(DISTINCT m.device_uuid), (SELECT count(*) FROM best b WHERE "
-                               "b.problem_key = p.key) FROM problems p LEFT JOIN measurements m ON "
-                               "m.problem_key = p.key GROUP BY p.key ORDER BY p.key"));
+      Statement st,
+      c_.prepare("SELECT p.key, p.family, count(m.id), coalesce(sum(m.status = 'ok'), 0), "
+                 "count(DISTINCT m.device_uuid), (SELECT count(*) FROM best b WHERE "
+                 "b.problem_key = p.key) FROM problems p LEFT JOIN measurements m ON "
+                 "m.problem_key = p.key WHERE (?1 = '' OR p.family = ?1) GROUP BY p.key "
+                 "ORDER BY p.key"));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(1, family));
   std::vector<ProblemSummary> out;
   for (;;) {
     SSMTUNE_ASSIGN_OR_RETURN(bool row, st.step());
     if (!row) break;
-    out.push_back({st.column_text(0), st.column_int(1), st.column_int(2), st.column_int(3),
-                   st.column_int(4)});
+    out.push_back({st.column_text(0), st.column_text(1), st.column_int(2), st.column_int(3),
+                   st.column_int(4), st.column_int(5)});
   }
   return out;
 }
 
 Result<bool> TuningDb::has_problem(const std::string& key) {
   SSMTUNE_ASSIGN_OR_RETURN(Statement st, c_.prepare("SELECT 1 FROM problems WHERE key = ?1"));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(1, key));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(1, qualified_key(key)));
   return st.step();
 }
 
@@ -296,96 +270,62 @@ Status TuningDb::require_device(const std::string& uuid) {
   return Status::ok();
 }
 
+// `key` is qualified.
 Status TuningDb::upsert_problem(const std::string& key) {
-  auto p = FwdProblem::from_key(key);
-  if (!p) return p.status();
-  SSMTUNE_ASSIGN_OR_RETURN(
-      Statement st,
-      c_.prepare("INSERT INTO problems (key, family, batch, dim, seqlen, dstate, groups, dtype, "
-                 "variable_b, variable_c, has_d, has_z, has_delta_bias, delta_softplus, "
-                 "return_last_state, has_initial_state) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
-                 "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) ON CONFLICT (key) DO NOTHING"));
+  SSMTUNE_RETURN_IF_ERROR(check_problem_key(key));
+  SSMTUNE_ASSIGN_OR_RETURN(Statement st,
+                           c_.prepare("INSERT INTO problems (key, family, params) VALUES (?1, ?2, "
+                                      "?3) ON CONFLICT (key) DO NOTHING"));
   SSMTUNE_RETURN_IF_ERROR(st.bind(1, key));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(2, p->family_key()));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(3, p->batch));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(4, p->dim));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(5, p->seqlen));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(6, p->dstate));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(7, p->groups));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(8, to_string(p->dtype)));
-  const bool flags[] = {p->variable_b,
-                        p->variable_c,
-                        p->has_d,
-                        p->has_z,
-                        p->has_delta_bias,
-                        p->delta_softplus,
-                        p->return_last_state,
-                        p->has_initial_state};
-  for (int i = 0; i < 8; ++i) SSMTUNE_RETURN_IF_ERROR(st.bind(9 + i, int64_t{flags[i]}));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(2, family_of_key(key)));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(3, key_params(key_body(key))));
   return st.run();
 }
 
-Status TuningDb::upsert_config(const std::string& key) {
-  auto k = FwdConfig::from_key(key);
-  if (!k) return k.status();
-  SSMTUNE_ASSIGN_OR_RETURN(
-      Statement st,
-      c_.prepare("INSERT INTO configs (key, algo, chunk, d_step, acc, threads, items, n_split, "
-                 "exp_mode, poly_share) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
-                 "ON CONFLICT (key) DO NOTHING"));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(1, key));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(2, to_string(k->algo)));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(3, k->chunk));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(4, k->d_step));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(5, to_string(k->acc)));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(6, k->threads));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(7, k->items));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(8, k->n_split));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(9, to_string(k->exp_mode)));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(10, k->poly_share));
+Status TuningDb::upsert_config(const std::string& family, const std::string& key) {
+  SSMTUNE_RETURN_IF_ERROR(check_config_key(family, key));
+  SSMTUNE_ASSIGN_OR_RETURN(Statement st,
+                           c_.prepare("INSERT INTO configs (family, key, params) VALUES (?1, ?2, "
+                                      "?3) ON CONFLICT (family, key) DO NOTHING"));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(1, family));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(2, key));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(3, key_params(key)));
   return st.run();
 }
 
 // --- Measurements
 
-Status TuningDb::insert_measurement(const Measurement& m) {
+Status TuningDb::insert_measurement(const Measurement& given) {
+  Measurement m = given;
+  m.problem_key = qualified_key(m.problem_key);
+  SSMTUNE_ASSIGN_OR_RETURN(m.family, record_family(m.family, m.problem_key));
+  if (m.timestamp == 0) m.timestamp = int64_t{std::time(nullptr)};
   SSMTUNE_RETURN_IF_ERROR(require_device(m.device_uuid));
   SSMTUNE_RETURN_IF_ERROR(upsert_problem(m.problem_key));
-  SSMTUNE_RETURN_IF_ERROR(upsert_config(m.config_key));
+  SSMTUNE_RETURN_IF_ERROR(upsert_config(m.family, m.config_key));
+  const int n = measurement_column_count();
+  SSMTUNE_ASSIGN_OR_RETURN(Statement st,
+                           c_.prepare("INSERT INTO measurements (" + measurement_columns() +
+                                      ") VALUES (" + placeholders(1, n) + ")"));
+  SSMTUNE_RETURN_IF_ERROR(bind_measurement(st, 1, m));
+  SSMTUNE_RETURN_IF_ERROR(st.run());
+  if (m.errors.empty()) return Status::ok();
+  const int64_t id = c_.last_insert_rowid();
   SSMTUNE_ASSIGN_OR_RETURN(
-      Statement st, c_.prepare(std::string("INSERT INTO measurements (") + kMeasurementColumns +
-                               ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
-                               "?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)"));
-  int i = 0;
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.device_uuid));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.problem_key));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.config_key));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, to_string(m.status)));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.median_ms));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.spread_ms));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.min_ms));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.repeats));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.rel_l2));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.max_abs_rel));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.max_rel));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.nan_inf));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.unwritten));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.verdict));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.error_budget));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.detail));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.template_hash));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.driver_version));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.nvrtc_version));
-  SSMTUNE_RETURN_IF_ERROR(
-      st.bind(++i, m.timestamp != 0 ? m.timestamp : int64_t{std::time(nullptr)}));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.registers));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.spill_bytes));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(++i, m.shared_bytes));
-  return st.run();
-}
-
-Status TuningDb::add_measurement(const Measurement& m) {
-  return write_transaction([&] { return insert_measurement(m); });
+      Statement err,
+      c_.prepare("INSERT INTO measurement_errors (measurement_id, " + error_columns() +
+                 ") VALUES (?1, " + placeholders(2, error_column_count()) + ")"));
+  for (const OutputError& e : m.errors) {
+    if (e.output.empty()) return Status::invalid_argument("an error without an output name");
+    SSMTUNE_RETURN_IF_ERROR(err.reset());
+    SSMTUNE_RETURN_IF_ERROR(err.bind(1, id));
+    SSMTUNE_RETURN_IF_ERROR(bind_error(err, 2, e));
+    Status s = err.run();
+    if (!s.is_ok() && s.message().find("UNIQUE") != std::string::npos)
+      return Status::invalid_argument("output '" + e.output + "' has two errors");
+    SSMTUNE_RETURN_IF_ERROR(s);
+  }
+  return Status::ok();
 }
 
 Status TuningDb::add_measurements(const std::vector<Measurement>& ms) {
@@ -398,70 +338,69 @@ Status TuningDb::add_measurements(const std::vector<Measurement>& ms) {
 }
 
 Result<std::vector<Measurement>> TuningDb::measurements(const MeasurementFilter& f) {
-  std::string sql = std::string("SELECT ") + kMeasurementColumns +
-                    " FROM measurements WHERE (?1 = '' OR device_uuid = ?1) AND (?2 = '' OR "
-                    "problem_key = ?2) AND (?3 = '' OR config_key = ?3) AND (?4 = '' OR status "
-                    "= ?4)";
-  if (f.current) sql += " AND " + current_clause(5);
-  sql += f.limit > 0 ? " ORDER BY timestamp DESC, id DESC LIMIT " + std::to_string(f.limit)
-                     : " ORDER BY timestamp, id";
-  SSMTUNE_ASSIGN_OR_RETURN(Statement st, c_.prepare(sql));
+  // One statement (a consistent snapshot): the selected measurements joined
+  // with their errors, one row per error (or one with NULLs for none).
+  std::string where =
+      "(?1 = '' OR device_uuid = ?1) AND (?2 = '' OR problem_key = ?2) AND (?3 = '' OR "
+      "config_key = ?3) AND (?4 = '' OR status = ?4) AND (?5 = '' OR family = ?5)";
+  if (f.current) where += " AND " + current_clause(6);
+  std::string selected = "SELECT * FROM measurements WHERE " + where;
+  if (f.limit > 0)
+    selected += " ORDER BY timestamp DESC, id DESC LIMIT " + std::to_string(f.limit);
+  const int n = measurement_column_count();
+  SSMTUNE_ASSIGN_OR_RETURN(
+      Statement st,
+      c_.prepare("SELECT m.id, " + measurement_columns("m.") + ", e.measurement_id, " +
+                 error_columns("e.") + " FROM (" + selected +
+                 ") m LEFT JOIN measurement_errors e ON e.measurement_id = m.id ORDER BY "
+                 "m.timestamp, m.id, e.rowid"));
   SSMTUNE_RETURN_IF_ERROR(st.bind(1, f.device_uuid));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(2, f.problem_key));
+  SSMTUNE_RETURN_IF_ERROR(
+      st.bind(2, f.problem_key.empty() ? std::string() : qualified_key(f.problem_key)));
   SSMTUNE_RETURN_IF_ERROR(st.bind(3, f.config_key));
   SSMTUNE_RETURN_IF_ERROR(st.bind(4, f.status ? to_string(*f.status) : ""));
-  if (f.current) SSMTUNE_RETURN_IF_ERROR(bind_versions(st, 5, *f.current));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(5, f.family));
+  if (f.current) SSMTUNE_RETURN_IF_ERROR(bind_versions(st, 6, *f.current));
   std::vector<Measurement> out;
+  int64_t last_id = 0;
   for (;;) {
     SSMTUNE_ASSIGN_OR_RETURN(bool row, st.step());
     if (!row) break;
-    SSMTUNE_ASSIGN_OR_RETURN(Measurement m, read_measurement(st));
-    out.push_back(std::move(m));
+    const int64_t id = st.column_int(0);
+    if (out.empty() || id != last_id) {
+      SSMTUNE_ASSIGN_OR_RETURN(Measurement m, read_measurement(st, 1));
+      out.push_back(std::move(m));
+      last_id = id;
+    }
+    if (!st.column_is_null(1 + n)) out.back().errors.push_back(read_error(st, 2 + n));
   }
-  if (f.limit > 0) std::reverse(out.begin(), out.end());
   return out;
-}
-
-Result<bool> TuningDb::has_measurement(const std::string& device_uuid,
-                                       const std::string& problem_key,
-                                       const std::string& config_key,
-                                       const std::string& template_hash, int driver_version,
-                                       const std::string& nvrtc_version) {
-  SSMTUNE_ASSIGN_OR_RETURN(
-      Statement st,
-      c_.prepare("SELECT 1 FROM measurements WHERE device_uuid = ?1 AND problem_key = ?2 AND "
-                 "config_key = ?3 AND template_hash = ?4 AND driver_version = ?5 AND "
-                 "nvrtc_version = ?6 LIMIT 1"));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(1, device_uuid));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(2, problem_key));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(3, config_key));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(4, template_hash));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(5, driver_version));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(6, nvrtc_version));
-  return st.step();
 }
 
 // --- Best entries
 
-Status TuningDb::insert_best(const BestEntry& b) {
-  SSMTUNE_RETURN_IF_ERROR(require_device(b.device_uuid));
-  SSMTUNE_RETURN_IF_ERROR(upsert_problem(b.problem_key));
-  SSMTUNE_RETURN_IF_ERROR(upsert_config(b.config_key));
+Status TuningDb::insert_best(const BestEntry& given) {
+  const std::string key = qualified_key(given.problem_key);
+  SSMTUNE_ASSIGN_OR_RETURN(const std::string family, record_family(given.family, key));
+  SSMTUNE_RETURN_IF_ERROR(require_device(given.device_uuid));
+  SSMTUNE_RETURN_IF_ERROR(upsert_problem(key));
+  SSMTUNE_RETURN_IF_ERROR(upsert_config(family, given.config_key));
   SSMTUNE_ASSIGN_OR_RETURN(Statement st,
                            c_.prepare(std::string("INSERT OR REPLACE INTO best (") + kBestColumns +
-                                      ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(1, b.device_uuid));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(2, b.problem_key));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(3, b.config_key));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(4, b.median_ms));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(5, b.spread_ms));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(6, b.rel_l2));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(7, b.template_hash));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(8, b.driver_version));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(9, b.nvrtc_version));
+                                      ") VALUES (" + placeholders(1, 12) + ")"));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(1, family));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(2, given.device_uuid));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(3, key));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(4, given.config_key));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(5, given.median_ms));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(6, given.spread_ms));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(7, given.rel_l2));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(8, given.template_hash));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(9, given.driver_version));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(10, given.nvrtc_version));
   SSMTUNE_RETURN_IF_ERROR(
-      st.bind(10, b.timestamp != 0 ? b.timestamp : int64_t{std::time(nullptr)}));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(11, b.rule));
+      st.bind(11, given.timestamp != 0 ? given.timestamp : int64_t{std::time(nullptr)}));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(12, given.rule));
   return st.run();
 }
 
@@ -476,19 +415,21 @@ Result<std::optional<BestEntry>> TuningDb::best(const std::string& device_uuid,
                            c_.prepare(std::string("SELECT ") + kBestColumns +
                                       " FROM best WHERE device_uuid = ?1 AND problem_key = ?2"));
   SSMTUNE_RETURN_IF_ERROR(st.bind(1, device_uuid));
-  SSMTUNE_RETURN_IF_ERROR(st.bind(2, problem_key));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(2, qualified_key(problem_key)));
   SSMTUNE_ASSIGN_OR_RETURN(bool row, st.step());
   if (!row) return std::optional<BestEntry>();
   return std::optional<BestEntry>(read_best(st, current));
 }
 
 Result<std::vector<BestEntry>> TuningDb::list_best(const Versions& current,
-                                                   const std::string& device_uuid) {
+                                                   const std::string& device_uuid,
+                                                   const std::string& family) {
   SSMTUNE_ASSIGN_OR_RETURN(Statement st,
                            c_.prepare(std::string("SELECT ") + kBestColumns +
-                                      " FROM best WHERE (?1 = '' OR device_uuid = ?1) ORDER BY "
-                                      "device_uuid, problem_key"));
+                                      " FROM best WHERE (?1 = '' OR device_uuid = ?1) AND (?2 = '' "
+                                      "OR family = ?2) ORDER BY device_uuid, problem_key"));
   SSMTUNE_RETURN_IF_ERROR(st.bind(1, device_uuid));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(2, family));
   std::vector<BestEntry> out;
   for (;;) {
     SSMTUNE_ASSIGN_OR_RETURN(bool row, st.step());

@@ -14,11 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cache/records.h"
 #include "cache/schema.h"
 #include "cache/sqlite.h"
 #include "jit/cubin_cache.h"
 #include "ssmtune/status.h"
+#include "tuner/records.h"
+#include "tuner/store.h"
 
 namespace ssmtune::cache {
 
@@ -27,19 +28,10 @@ enum class OpenMode {
   kReadOnly,   // the file must exist and hold the current schema
 };
 
-// Which measurements measurements() returns; empty fields match anything.
-struct MeasurementFilter {
-  std::string device_uuid;
-  std::string problem_key;
-  std::string config_key;
-  std::optional<MeasureStatus> status;
-  std::optional<Versions> current;  // only entries not stale against these
-  int64_t limit = 0;                // 0: all; else the newest `limit`
-};
-
 // One problem key with what the database holds for it.
 struct ProblemSummary {
-  std::string key;
+  std::string key;  // with its family prefix
+  std::string family;
   int64_t measurements = 0;
   int64_t ok = 0;       // measurements with status ok
   int64_t devices = 0;  // devices it was measured on
@@ -81,7 +73,11 @@ struct ImportReport {
   int64_t best_kept = 0;  // ours kept: newer than the file's (kNewerWins)
 };
 
-class TuningDb {
+// FwdProblem keys without a family prefix are taken as forward keys ("fwd:"
+// prepended) wherever the database is given one (records, filters,
+// lookups); the keys it returns always carry their prefix. A record's
+// `family` must be its problem key's (empty: filled in).
+class TuningDb final : public TuningStore {
  public:
   // Opens (kReadWrite: creates) the database at `path`. A file that is not
   // sqlite, is corrupt, is another program's sqlite database or was written
@@ -102,37 +98,37 @@ class TuningDb {
 
   // --- Devices, problems, configs
   // Inserts or updates (name, driver, NVRTC may change) the device row.
-  Status upsert_device(const DeviceRecord& d);
+  Status upsert_device(const DeviceRecord& d) override;
   Result<std::optional<DeviceRecord>> device(const std::string& uuid);
   Result<std::vector<DeviceSummary>> devices();
-  Result<std::vector<ProblemSummary>> problems();
+  // Of one family when `family` is set; by key.
+  Result<std::vector<ProblemSummary>> problems(const std::string& family = "");
   Result<bool> has_problem(const std::string& key);
 
   // --- Measurements
   // Validates the keys, upserts the problem and config rows and inserts the
-  // measurement, in one transaction. The device must have been upserted. A
-  // timestamp of 0 is replaced by the clock.
-  Status add_measurement(const Measurement& m);
-  // All or none, in one transaction.
-  Status add_measurements(const std::vector<Measurement>& ms);
-  // Oldest first (the newest `limit` when limited).
-  Result<std::vector<Measurement>> measurements(const MeasurementFilter& f = {});
-  // For resuming a tuning run: a measurement (of any status) of this config
-  // made under these versions exists.
-  Result<bool> has_measurement(const std::string& device_uuid, const std::string& problem_key,
-                               const std::string& config_key, const std::string& template_hash,
-                               int driver_version, const std::string& nvrtc_version);
+  // measurements with their errors, all or none, in one transaction. The
+  // device must have been upserted. A timestamp of 0 is replaced by the clock.
+  Status add_measurements(const std::vector<Measurement>& ms) override;
+  using TuningStore::add_measurement;
+  // Oldest first (the newest `limit` when limited), with their errors in
+  // the order they were recorded.
+  Result<std::vector<Measurement>> measurements(const MeasurementFilter& f) override;
+  Result<std::vector<Measurement>> measurements() { return measurements(MeasurementFilter{}); }
 
   // --- Best entries
   // Replaces the (device, problem) entry (upserting its problem and config
   // rows). `stale` is ignored; a timestamp of 0 is replaced by the clock.
-  Status set_best(const BestEntry& b);
+  Status set_best(const BestEntry& b) override;
   // The entry with `stale` computed against `current`; nullopt when none.
   Result<std::optional<BestEntry>> best(const std::string& device_uuid,
-                                        const std::string& problem_key, const Versions& current);
-  // Every entry (of one device when `device_uuid` is set), by device, problem.
+                                        const std::string& problem_key,
+                                        const Versions& current) override;
+  // Every entry (of one device when `device_uuid` is set, of one family
+  // when `family` is), by device, problem.
   Result<std::vector<BestEntry>> list_best(const Versions& current,
-                                           const std::string& device_uuid = "");
+                                           const std::string& device_uuid = "",
+                                           const std::string& family = "");
 
   // --- Maintenance
   Result<PruneReport> prune(const PruneOptions& o);
@@ -144,12 +140,15 @@ class TuningDb {
 
   // --- Moving results between machines (cubins stay: they are per arch
   // and rebuilt on demand)
-  // {"application": "ssmtune", "format": 1, "devices": [...],
-  //  "measurements": [...], "best": [...]}. Non-finite numbers are written
-  // as null (NaN) or "inf"/"-inf" so the file is plain JSON.
+  // {"application": "ssmtune", "format": 2, "devices": [...],
+  //  "measurements": [...], "best": [...]}: measurements as
+  // tuner/records_json.h writes them (family, ..., "errors": [per output]),
+  // best entries with their family. Non-finite numbers are written as null
+  // (NaN) or "inf"/"-inf" so the file is plain JSON.
   Result<nlohmann::json> export_json();
   // In one transaction; an input error names the entry and changes nothing.
-  // Measurements are deduplicated by (device, problem, config, timestamp,
+  // Format 1 files (forward only, written before schema 3) are read as the
+  // migration reads a version 2 database. Measurements are deduplicated by (device, problem, config, timestamp,
   // template hash); best entries conflict per (device, problem).
   Result<ImportReport> import_json(const nlohmann::json& j, MergePolicy policy);
 
@@ -164,7 +163,7 @@ class TuningDb {
   Status write_device(const DeviceRecord& d);
   Status insert_measurement(const Measurement& m);
   Status upsert_problem(const std::string& key);
-  Status upsert_config(const std::string& key);
+  Status upsert_config(const std::string& family, const std::string& key);
   Status insert_best(const BestEntry& b);
 
   Connection c_;

@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "cache/keys.h"
 #include "cli/commands.h"
 #include "cli/db_support.h"
 #include "jit/compiler.h"
@@ -60,8 +61,8 @@ Table devices_table(const std::vector<cache::DeviceSummary>& ds) {
 }
 
 Table problems_table(const std::vector<cache::ProblemSummary>& ps) {
-  Table t({"problem", "measurements", "ok", "devices", "best"});
-  for (const auto& p : ps) t.add_row({p.key, p.measurements, p.ok, p.devices, p.best});
+  Table t({"problem", "family", "measurements", "ok", "devices", "best"});
+  for (const auto& p : ps) t.add_row({p.key, p.family, p.measurements, p.ok, p.devices, p.best});
   return t;
 }
 
@@ -72,9 +73,11 @@ void add_db_list(CLI::App& db) {
   struct Args {
     DbOptions db;
     std::string what = "all";
+    std::string family;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("what", a->what, "all, devices or problems")->capture_default_str();
+  add_family_option(cmd, a->family);
   add_db_options(cmd, a->db);
   cmd->callback([a, cmd] {
     const char* name = "db list";
@@ -95,7 +98,7 @@ void add_db_list(CLI::App& db) {
     if (!report(name, tdb.status())) return;
     auto ds = tdb->devices();
     if (!report(name, ds.status())) return;
-    auto ps = tdb->problems();
+    auto ps = tdb->problems(a->family);
     if (!report(name, ps.status())) return;
     const Table dt = devices_table(*ds), pt = problems_table(*ps);
     if (a->what == "devices") return dt.print(std::cout, *fmt);
@@ -115,14 +118,16 @@ void add_db_list(CLI::App& db) {
 // --- show
 
 void add_db_show(CLI::App& db) {
-  auto* cmd = db.add_subcommand("show", "Show measurements, oldest first");
+  auto* cmd = db.add_subcommand(
+      "show", "Show measurements, oldest first, with the error of each output");
   struct Args {
     DbOptions db;
-    std::string problem, device, config, status;
+    std::string problem, device, config, status, family;
     int64_t limit = 0;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--problem", a->problem, "only this problem key");
+  add_family_option(cmd, a->family);
   cmd->add_option("--device", a->device, "only this device UUID");
   cmd->add_option("--config", a->config, "only this config key");
   cmd->add_option("--status", a->status,
@@ -135,9 +140,12 @@ void add_db_show(CLI::App& db) {
     if (!no_extra_arguments(cmd, name)) return;
     auto fmt = parse_format(a->db.format);
     if (!report(name, fmt.status())) return;
-    cache::MeasurementFilter f{a->device, a->problem, a->config};
+    MeasurementFilter f{.family = a->family,
+                        .device_uuid = a->device,
+                        .problem_key = a->problem,
+                        .config_key = a->config};
     if (!a->status.empty()) {
-      auto s = cache::parse_measure_status(a->status);
+      auto s = parse_measure_status(a->status);
       if (!report(name, s.status())) return;
       f.status = *s;
     }
@@ -153,34 +161,43 @@ void add_db_show(CLI::App& db) {
     auto ms = tdb->measurements(f);
     if (!report(name, ms.status())) return;
     const bool table = *fmt == Format::kTable;
-    Table t({"time",         "device",    "problem", "config", "status",      "median_ms",
-             "spread_ms",    "min_ms",    "repeats", "rel_l2", "max_abs_rel", "max_rel",
-             "nan_inf",      "unwritten", "verdict", "budget", "registers",   "spill_bytes",
-             "shared_bytes", "template",  "driver",  "nvrtc",  "detail"});
-    for (const auto& m : *ms)
-      t.add_row({iso_time(m.timestamp),
-                 m.device_uuid,
-                 m.problem_key,
-                 m.config_key,
-                 cache::to_string(m.status),
-                 m.median_ms,
-                 m.spread_ms,
-                 m.min_ms,
-                 m.repeats,
-                 m.rel_l2,
-                 m.max_abs_rel,
-                 m.max_rel,
-                 m.nan_inf,
-                 m.unwritten,
-                 m.verdict,
-                 m.error_budget,
-                 m.registers,
-                 m.spill_bytes,
-                 m.shared_bytes,
-                 table ? m.template_hash.substr(0, 8) : m.template_hash,
-                 jit::cuda_version_string(m.driver_version),
-                 m.nvrtc_version,
-                 table ? one_line(m.detail, 60) : m.detail});
+    // The headline error (the output furthest into its budget), then each
+    // output's own.
+    const auto outputs = output_names(*ms);
+    std::vector<std::string> columns = {
+        "time",   "device", "problem", "config",  "status",    "median_ms", "spread_ms", "min_ms",
+        "repeats", "rel_l2", "budget", "verdict", "nan_inf", "unwritten"};
+    for (auto& c : error_column_names(outputs, *fmt)) columns.push_back(c);
+    for (const char* c :
+         {"registers", "spill_bytes", "shared_bytes", "template", "driver", "nvrtc", "detail"})
+      columns.push_back(c);
+    Table t(columns);
+    for (const auto& m : *ms) {
+      std::vector<nlohmann::json> row = {iso_time(m.timestamp),
+                                         m.device_uuid,
+                                         m.problem_key,
+                                         m.config_key,
+                                         to_string(m.status),
+                                         m.median_ms,
+                                         m.spread_ms,
+                                         m.min_ms,
+                                         m.repeats,
+                                         m.rel_l2,
+                                         m.error_budget,
+                                         m.verdict,
+                                         m.nan_inf,
+                                         m.unwritten};
+      add_error_cells(row, m, outputs, *fmt);
+      for (nlohmann::json cell :
+           {nlohmann::json(m.registers), nlohmann::json(m.spill_bytes),
+            nlohmann::json(m.shared_bytes),
+            nlohmann::json(table ? m.template_hash.substr(0, 8) : m.template_hash),
+            nlohmann::json(jit::cuda_version_string(m.driver_version)),
+            nlohmann::json(m.nvrtc_version),
+            nlohmann::json(table ? one_line(m.detail, 60) : m.detail)})
+        row.push_back(std::move(cell));
+      t.add_row(std::move(row));
+    }
     t.print(std::cout, *fmt);
   });
 }
@@ -192,11 +209,12 @@ void add_db_best(CLI::App& db) {
   struct Args {
     DbOptions db;
     VersionOptions versions;
-    std::string problem, device;
+    std::string problem, device, family;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("--problem", a->problem, "only this problem key");
   cmd->add_option("--device", a->device, "only this device UUID");
+  add_family_option(cmd, a->family);
   add_db_options(cmd, a->db);
   add_version_options(cmd, a->versions);
   cmd->callback([a, cmd] {
@@ -210,15 +228,16 @@ void add_db_best(CLI::App& db) {
     if (!report(name, tdb.status())) return;
     if (!a->problem.empty() && !report(name, check_problem(*tdb, a->problem))) return;
     if (!a->device.empty() && !report(name, check_device(*tdb, a->device))) return;
-    auto best = tdb->list_best(*v, a->device);
+    auto best = tdb->list_best(*v, a->device, a->family);
     if (!report(name, best.status())) return;
+    const std::string problem = a->problem.empty() ? "" : cache::qualified_key(a->problem);
     Table t({"device", "problem", "config", "median_ms", "spread_ms", "rel_l2", "time", "stale",
              "stale_why", "rule"});
     for (const auto& b : *best) {
-      if (!a->problem.empty() && b.problem_key != a->problem) continue;
+      if (!problem.empty() && b.problem_key != problem) continue;
       t.add_row({b.device_uuid, b.problem_key, b.config_key, b.median_ms, b.spread_ms, b.rel_l2,
                  iso_time(b.timestamp), b.stale,
-                 cache::stale_reason(b.driver_version, b.nvrtc_version, b.template_hash, *v),
+                 stale_reason(b.driver_version, b.nvrtc_version, b.template_hash, *v),
                  b.rule});
     }
     t.print(std::cout, *fmt);
@@ -233,8 +252,10 @@ void add_db_stale(CLI::App& db) {
   struct Args {
     DbOptions db;
     VersionOptions versions;
+    std::string family;
   };
   auto a = std::make_shared<Args>();
+  add_family_option(cmd, a->family);
   add_db_options(cmd, a->db);
   add_version_options(cmd, a->versions);
   cmd->callback([a, cmd] {
@@ -246,9 +267,9 @@ void add_db_stale(CLI::App& db) {
     if (!report(name, v.status())) return;
     auto tdb = open_for_read(a->db.db);
     if (!report(name, tdb.status())) return;
-    auto best = tdb->list_best(*v);
+    auto best = tdb->list_best(*v, "", a->family);
     if (!report(name, best.status())) return;
-    auto ms = tdb->measurements();
+    auto ms = tdb->measurements({.family = a->family});
     if (!report(name, ms.status())) return;
     Table t({"kind", "device", "problem", "config", "count", "driver", "nvrtc", "template", "why"});
     size_t stale_best = 0;
@@ -257,20 +278,20 @@ void add_db_stale(CLI::App& db) {
       ++stale_best;
       t.add_row({"best", b.device_uuid, b.problem_key, b.config_key, 1,
                  jit::cuda_version_string(b.driver_version), b.nvrtc_version, b.template_hash,
-                 cache::stale_reason(b.driver_version, b.nvrtc_version, b.template_hash, *v)});
+                 stale_reason(b.driver_version, b.nvrtc_version, b.template_hash, *v)});
     }
     // Stale measurements grouped by device and the versions they were made under.
-    std::map<std::tuple<std::string, int, std::string, std::string>, int64_t> groups;
+    std::map<std::tuple<std::string, int64_t, std::string, std::string>, int64_t> groups;
     int64_t stale_ms = 0;
     for (const auto& m : *ms)
-      if (cache::is_stale(m, *v)) {
+      if (is_stale(m, *v)) {
         ++groups[{m.device_uuid, m.driver_version, m.nvrtc_version, m.template_hash}];
         ++stale_ms;
       }
     for (const auto& [k, n] : groups) {
       const auto& [dev, driver, nvrtc, hash] = k;
       t.add_row({"measurements", dev, "*", "*", n, jit::cuda_version_string(driver), nvrtc, hash,
-                 cache::stale_reason(driver, nvrtc, hash, *v)});
+                 stale_reason(driver, nvrtc, hash, *v)});
     }
     t.print(std::cout, *fmt);
     std::cerr << stale_best << " of " << best->size() << " best entries and " << stale_ms << " of "

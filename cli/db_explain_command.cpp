@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "cache/keys.h"
 #include "cli/commands.h"
 #include "cli/db_support.h"
 #include "tuner/selection.h"
@@ -13,7 +14,7 @@ namespace ssmtune::cli {
 namespace {
 
 // The one device `problem` was measured on, or an error asking for --device.
-Result<std::string> only_device(const std::vector<cache::Measurement>& ms,
+Result<std::string> only_device(const std::vector<Measurement>& ms,
                                 const std::string& problem) {
   std::set<std::string> devices;
   for (const auto& m : ms) devices.insert(m.device_uuid);
@@ -28,12 +29,12 @@ Result<std::string> only_device(const std::vector<cache::Measurement>& ms,
 }
 
 // The newest measurement of each config (a re-tune supersedes).
-std::vector<cache::Measurement> newest_per_config(const std::vector<cache::Measurement>& ms) {
-  std::map<std::string, const cache::Measurement*> newest;
+std::vector<Measurement> newest_per_config(const std::vector<Measurement>& ms) {
+  std::map<std::string, const Measurement*> newest;
   for (const auto& m : ms) {  // oldest first: later ones win
     newest[m.config_key] = &m;
   }
-  std::vector<cache::Measurement> out;
+  std::vector<Measurement> out;
   for (const auto& m : ms)
     if (newest[m.config_key] == &m) out.push_back(m);
   return out;
@@ -59,11 +60,12 @@ void explain(const ExplainArgs& a) {
   auto tdb = open_for_read(a.db.db);
   if (!report(name, tdb.status())) return;
   if (!report(name, check_problem(*tdb, a.problem))) return;
+  const std::string problem = cache::qualified_key(a.problem);
   std::string device = a.device;
   if (device.empty()) {
-    auto all = tdb->measurements({"", a.problem});
+    auto all = tdb->measurements({.problem_key = problem});
     if (!report(name, all.status())) return;
-    auto d = only_device(*all, a.problem);
+    auto d = only_device(*all, problem);
     if (!report(name, d.status())) return;
     device = *d;
   } else if (!report(name, check_device(*tdb, device))) {
@@ -71,9 +73,9 @@ void explain(const ExplainArgs& a) {
   }
   auto dev = tdb->device(device);
   if (!report(name, dev.status())) return;
-  auto all = tdb->measurements({device, a.problem});
+  auto all = tdb->measurements({.device_uuid = device, .problem_key = problem});
   if (!report(name, all.status())) return;
-  cache::MeasurementFilter current{device, a.problem};
+  MeasurementFilter current{.device_uuid = device, .problem_key = problem};
   current.current = *v;
   auto ms = tdb->measurements(current);
   if (!report(name, ms.status())) return;
@@ -83,15 +85,28 @@ void explain(const ExplainArgs& a) {
   if (candidates.empty() && stale > 0)
     sel.rule = "no current measurements: " + std::to_string(stale) +
                " stale ones left out (re-tune under " + describe(*v) + ")";
-  auto stored = tdb->best(device, a.problem, *v);
+  auto stored = tdb->best(device, problem, *v);
   if (!report(name, stored.status())) return;
 
-  Table t({"rank", "config", "status", "median_ms", "spread_ms", "rel_l2", "budget", "verdict",
-           "outcome", "reason"});
+  const auto outputs = output_names(candidates);
+  std::vector<std::string> columns = {"rank",   "config", "status",  "median_ms", "spread_ms",
+                                      "rel_l2", "budget", "verdict", "outcome",   "reason"};
+  for (auto& c : error_column_names(outputs, *fmt)) columns.push_back(c);
+  Table t(columns);
   int rank = 0;
-  auto row = [&](const cache::Measurement& m, const char* outcome, const std::string& why) {
-    t.add_row({++rank, m.config_key, cache::to_string(m.status), m.median_ms, m.spread_ms, m.rel_l2,
-               a.max_error > 0 ? a.max_error : m.error_budget, m.verdict, outcome, why});
+  auto row = [&](const Measurement& m, const char* outcome, const std::string& why) {
+    std::vector<nlohmann::json> cells = {++rank,
+                                         m.config_key,
+                                         to_string(m.status),
+                                         m.median_ms,
+                                         m.spread_ms,
+                                         m.rel_l2,
+                                         a.max_error > 0 ? a.max_error : m.error_budget,
+                                         m.verdict,
+                                         outcome,
+                                         why};
+    add_error_cells(cells, m, outputs, *fmt);
+    t.add_row(std::move(cells));
   };
   if (sel.found) row(sel.best, "selected", sel.rule);
   for (const auto& [m, why] : sel.others) row(m, "lost", why);
@@ -99,10 +114,10 @@ void explain(const ExplainArgs& a) {
   std::string stored_text = "none";
   bool agrees = false;
   if (stored->has_value()) {
-    const cache::BestEntry& b = **stored;
+    const BestEntry& b = **stored;
     agrees = sel.found && b.config_key == sel.best.config_key;
     stored_text = b.config_key + " (" + b.rule + "; " + iso_time(b.timestamp) +
-                  (b.stale ? "; stale: " + cache::stale_reason(b.driver_version, b.nvrtc_version,
+                  (b.stale ? "; stale: " + stale_reason(b.driver_version, b.nvrtc_version,
                                                                b.template_hash, *v)
                            : "") +
                   ")" +
@@ -112,7 +127,7 @@ void explain(const ExplainArgs& a) {
   }
   const std::string device_name = (*dev) ? (*dev)->name : "";
   if (*fmt == Format::kJson) {
-    nlohmann::json out = {{"problem", a.problem},
+    nlohmann::json out = {{"problem", problem},
                           {"device", device},
                           {"device_name", device_name},
                           {"versions", describe(*v)},
@@ -124,7 +139,7 @@ void explain(const ExplainArgs& a) {
                           {"stored_agrees", agrees},
                           {"candidates", table_json(t)}};
     if (stored->has_value()) {
-      const cache::BestEntry& b = **stored;
+      const BestEntry& b = **stored;
       out["stored_best"] = {
           {"config", b.config_key}, {"median_ms", b.median_ms},      {"rel_l2", b.rel_l2},
           {"rule", b.rule},         {"time", iso_time(b.timestamp)}, {"stale", b.stale}};
@@ -133,7 +148,7 @@ void explain(const ExplainArgs& a) {
     return;
   }
   if (*fmt == Format::kTable) {
-    std::cout << "problem:  " << a.problem << "\n"
+    std::cout << "problem:  " << problem << "\n"
               << "device:   " << device_name << " (" << device << ")\n"
               << "selected: "
               << (sel.found ? sel.best.config_key + ": " + sel.rule : "none: " + sel.rule) << "\n"
@@ -152,11 +167,11 @@ struct DiffArgs {
 
 struct Side {
   std::string label;                             // "A: NVIDIA H200 (GPU-...) in a.db"
-  std::map<std::string, cache::BestEntry> best;  // by problem
+  std::map<std::string, BestEntry> best;  // by problem
 };
 
 Result<Side> load_side(cache::TuningDb& db, const std::string& device_flag,
-                       const cache::Versions& v, const char* which) {
+                       const Versions& v, const char* which) {
   std::string device = device_flag;
   if (device.empty()) {
     SSMTUNE_ASSIGN_OR_RETURN(auto all, db.list_best(v));

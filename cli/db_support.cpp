@@ -1,17 +1,21 @@
 // Shared plumbing of the `ssmtune db` subcommands.
 #include "cli/db_support.h"
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <type_traits>
 
 #include "cache/db_path.h"
+#include "cache/keys.h"
 #include "cli/commands.h"
 #include "jit/compiler.h"
 #include "jit/driver.h"
 #include "jit/template_sources.h"
-#include "tuner/fwd/problem.h"
+#include "tuner/records_json.h"
+#include "tuner/selection.h"
 
 namespace ssmtune::cli {
 
@@ -67,8 +71,8 @@ std::string db_path_or_hint(const std::string& path) {
 
 }  // namespace
 
-Result<cache::Versions> current_versions(const VersionOptions& o) {
-  cache::Versions v;
+Result<Versions> current_versions(const VersionOptions& o) {
+  Versions v;
   if (o.driver == "any") {
     v.driver_version = 0;
   } else if (!o.driver.empty()) {
@@ -89,7 +93,7 @@ Result<cache::Versions> current_versions(const VersionOptions& o) {
   return v;
 }
 
-std::string describe(const cache::Versions& v) {
+std::string describe(const Versions& v) {
   std::string s;
   auto add = [&s](const std::string& part) { s += (s.empty() ? "" : ", ") + part; };
   add(v.driver_version ? "driver " + jit::cuda_version_string(v.driver_version) : "any driver");
@@ -126,13 +130,17 @@ Result<cache::TuningDb> open_for_write(const std::string& db_flag) {
 }
 
 Status check_problem(cache::TuningDb& db, const std::string& key) {
-  auto p = FwdProblem::from_key(key);
-  if (!p) return p.status();
-  SSMTUNE_ASSIGN_OR_RETURN(bool present, db.has_problem(key));
+  const std::string qualified = cache::qualified_key(key);
+  SSMTUNE_RETURN_IF_ERROR(cache::check_problem_key(qualified));
+  SSMTUNE_ASSIGN_OR_RETURN(bool present, db.has_problem(qualified));
   if (!present)
-    return Status::not_found("no problem '" + key + "' in " + db.path() +
+    return Status::not_found("no problem '" + qualified + "' in " + db.path() +
                              " ('ssmtune db list problems' shows those there are)");
   return Status::ok();
+}
+
+void add_family_option(CLI::App* sub, std::string& family) {
+  sub->add_option("--family", family, "only this kernel family (fwd, ...)");
 }
 
 Status check_device(cache::TuningDb& db, const std::string& uuid) {
@@ -172,6 +180,78 @@ nlohmann::json table_json(const Table& t) {
   std::ostringstream os;
   t.print(os, Format::kJson);
   return nlohmann::json::parse(os.str());
+}
+
+std::vector<std::string> output_names(const std::vector<Measurement>& ms) {
+  std::vector<std::string> names;
+  for (const auto& m : ms)
+    for (const auto& e : m.errors)
+      if (std::find(names.begin(), names.end(), e.output) == names.end())
+        names.push_back(e.output);
+  return names;
+}
+
+namespace {
+
+const OutputError kNoError{};
+
+const OutputError* error_of(const Measurement& m, const std::string& output) {
+  for (const auto& e : m.errors)
+    if (e.output == output) return &e;
+  return nullptr;
+}
+
+// The CSV cells of one output's error: its fields but the name.
+struct CsvCells {
+  std::vector<nlohmann::json>* row = nullptr;  // null: names only
+  std::vector<std::string>* names = nullptr;
+  std::string prefix;
+  template <typename T>
+  void operator()(const char* field, const T& v) {
+    if (std::string(field) == "output") return;
+    if (names != nullptr) names->push_back(prefix + field);
+    if (row == nullptr) return;
+    if constexpr (std::is_same_v<T, double>) {
+      row->push_back(json_number(v));
+    } else {
+      row->push_back(v);
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> error_column_names(const std::vector<std::string>& outputs, Format f) {
+  if (f == Format::kJson) return {"errors"};
+  if (f == Format::kTable) return outputs;
+  std::vector<std::string> names;
+  for (const auto& o : outputs) visit_fields_of_error(kNoError, CsvCells{nullptr, &names, o + "."});
+  return names;
+}
+
+void add_error_cells(std::vector<nlohmann::json>& row, const Measurement& m,
+                     const std::vector<std::string>& outputs, Format f) {
+  if (f == Format::kJson) {
+    nlohmann::json errors = nlohmann::json::array();
+    for (const auto& e : m.errors) errors.push_back(to_json(e));
+    row.push_back(std::move(errors));
+    return;
+  }
+  for (const auto& o : outputs) {
+    const OutputError* e = error_of(m, o);
+    if (f == Format::kTable) {
+      row.push_back(e == nullptr ? nlohmann::json()
+                                 : nlohmann::json(format_error(e->rel_l2) + " " + e->verdict));
+      continue;
+    }
+    if (e != nullptr) {
+      visit_fields_of_error(*e, CsvCells{&row, nullptr, ""});
+    } else {
+      std::vector<std::string> names;
+      visit_fields_of_error(kNoError, CsvCells{nullptr, &names, ""});
+      row.insert(row.end(), names.size(), nlohmann::json());
+    }
+  }
 }
 
 }  // namespace ssmtune::cli

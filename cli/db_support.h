@@ -5,12 +5,14 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cache/tuning_db.h"
 #include "cli/table.h"
+#include "tuner/records.h"
 
 namespace ssmtune::cli {
 
@@ -29,9 +31,9 @@ struct VersionOptions {
   std::string template_hash;
 };
 void add_version_options(CLI::App* sub, VersionOptions& v);
-Result<cache::Versions> current_versions(const VersionOptions& v);
+Result<Versions> current_versions(const VersionOptions& v);
 // "driver 13.0, NVRTC 13.0, templates 0123abcd" (fields not compared left out).
-std::string describe(const cache::Versions& v);
+std::string describe(const Versions& v);
 
 // The database for a read command: a missing file is an error (nothing is
 // created); an older schema is migrated first, with a note on stderr.
@@ -41,8 +43,11 @@ Result<cache::TuningDb> open_existing_for_write(const std::string& db_flag);
 // For import and merge: created when missing.
 Result<cache::TuningDb> open_for_write(const std::string& db_flag);
 
-// Checks a --problem value: a valid key that the database holds.
+// Checks a --problem value: a valid key that the database holds. A key
+// without a family prefix is a forward key ("fwd:" is prepended).
 Status check_problem(cache::TuningDb& db, const std::string& key);
+// --family: only the entries of one kernel family ("fwd", "bwd", ...).
+void add_family_option(CLI::App* sub, std::string& family);
 // Checks a --device value: a UUID the database holds.
 Status check_device(cache::TuningDb& db, const std::string& uuid);
 
@@ -57,6 +62,16 @@ std::string iso_time(int64_t unix_seconds);
 std::string one_line(const std::string& s, size_t n);
 // The rows of `t` as a JSON array (for outputs that combine tables).
 nlohmann::json table_json(const Table& t);
+
+// Per-output error columns of a measurement table. The outputs named in
+// `ms`' errors, in first-seen order; their columns: in a table one per
+// output ("out": "3.1e-6 inside"), in CSV one per field of each output
+// ("out.rel_l2", "out.max_abs_rel", ...), in JSON one "errors" column (an
+// array of objects as the export writes them).
+std::vector<std::string> output_names(const std::vector<Measurement>& ms);
+std::vector<std::string> error_column_names(const std::vector<std::string>& outputs, Format f);
+void add_error_cells(std::vector<nlohmann::json>& row, const Measurement& m,
+                     const std::vector<std::string>& outputs, Format f);
 
 // Subcommands of `ssmtune db`, one function each.
 void add_db_list(CLI::App& db);

@@ -8,7 +8,6 @@
 namespace ssmtune {
 namespace {
 
-
 double spread(const Measurement& m) { return std::isfinite(m.spread_ms) ? m.spread_ms : 0; }
 
 double budget_of(const Measurement& m, double max_error) {

@@ -37,13 +37,13 @@ void seed(const std::string& path) {
   auto over = sample_measurement(d0.uuid, problem_key(0), config_key(3), 0.050, 4e-3);
   over.verdict = "outside";
   auto fault = sample_measurement(d0.uuid, problem_key(0), config_key(4), 0, 0);
-  fault.status = cache::MeasureStatus::kFaulted;
+  fault.status = MeasureStatus::kFaulted;
   fault.detail = "CUDA_ERROR_ILLEGAL_ADDRESS, \"launch 3\"";
   auto p1 = sample_measurement(d0.uuid, problem_key(1), config_key(0), 0.5, 1e-6);
   auto old = sample_measurement(d1.uuid, problem_key(0), config_key(0), 0.2, 1e-6);
   old.driver_version = 12040;
   REQUIRE(db->add_measurements({a, b, c, over, fault, p1, old}).is_ok());
-  cache::BestEntry best{d0.uuid, problem_key(0), config_key(1),       0.115,
+  BestEntry best{d0.uuid, problem_key(0), config_key(1),       0.115,
                         0.004,   1e-7,           a.template_hash,     13000,
                         "13.0",  1700000100,     "tie; more accurate"};
   REQUIRE(db->set_best(best).is_ok());

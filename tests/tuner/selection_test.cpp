@@ -6,7 +6,6 @@
 namespace ssmtune {
 namespace {
 
-
 Measurement ok(const std::string& config, double median, double spread, double rel_l2,
                double budget = 2e-5) {
   Measurement m;
