@@ -43,9 +43,11 @@ void seed(const std::string& path) {
   auto old = sample_measurement(d1.uuid, problem_key(0), config_key(0), 0.2, 1e-6);
   old.driver_version = 12040;
   REQUIRE(db->add_measurements({a, b, c, over, fault, p1, old}).is_ok());
-  BestEntry best{d0.uuid, problem_key(0), config_key(1),       0.115,
-                        0.004,   1e-7,           a.template_hash,     13000,
-                        "13.0",  1700000100,     "tie; more accurate"};
+  BestEntry best = testing::sample_best(d0.uuid, problem_key(0), config_key(1), 1700000100,
+                                        a.template_hash, "tie; more accurate");
+  best.median_ms = 0.115;
+  best.spread_ms = 0.004;
+  best.rel_l2 = 1e-7;
   REQUIRE(db->set_best(best).is_ok());
   best.device_uuid = d1.uuid;
   best.config_key = config_key(0);
