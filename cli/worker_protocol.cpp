@@ -54,9 +54,9 @@ jit::DeviceInfo device_from_json(const nlohmann::json& j) {
 namespace {
 
 // What the parent fills in itself; the worker leaves them out.
-constexpr const char* kIdentityFields[] = {"family",         "device_uuid",   "problem_key",
-                                           "config_key",     "template_hash", "driver_version",
-                                           "nvrtc_version",  "timestamp"};
+constexpr const char* kIdentityFields[] = {"family",        "device_uuid",   "problem_key",
+                                           "config_key",    "template_hash", "driver_version",
+                                           "nvrtc_version", "timestamp"};
 
 OutputError output_error(const char* name, const ErrorStats& s, const ErrorBudget& budget,
                          double floor) {

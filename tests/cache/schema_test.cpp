@@ -8,10 +8,10 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
-#include <algorithm>
 
 #include "cache/db_fixtures.h"
 #include "cache/keys.h"
@@ -159,9 +159,14 @@ void v2_problem(Connection& c, const std::string& key) {
   const int64_t sizes[] = {p->batch, p->dim, p->seqlen, p->dstate, p->groups};
   for (int i = 0; i < 5; ++i) REQUIRE(st->bind(3 + i, sizes[i]).is_ok());
   REQUIRE(st->bind(8, to_string(p->dtype)).is_ok());
-  const bool flags[] = {p->variable_b,     p->variable_c,     p->has_d,
-                        p->has_z,          p->has_delta_bias, p->delta_softplus,
-                        p->return_last_state, p->has_initial_state};
+  const bool flags[] = {p->variable_b,
+                        p->variable_c,
+                        p->has_d,
+                        p->has_z,
+                        p->has_delta_bias,
+                        p->delta_softplus,
+                        p->return_last_state,
+                        p->has_initial_state};
   for (int i = 0; i < 8; ++i) REQUIRE(st->bind(9 + i, int64_t{flags[i]}).is_ok());
   REQUIRE(st->run().is_ok());
 }
@@ -245,8 +250,7 @@ bool same_number(double a, double b) { return (std::isnan(a) && std::isnan(b)) |
 // Every table's columns, foreign keys and indexes, as sqlite reports them.
 std::string schema_shape(Connection& c) {
   std::string out;
-  auto tables =
-      c.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+  auto tables = c.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
   REQUIRE(tables.is_ok());
   std::vector<std::string> names;
   while (*tables->step()) names.push_back(tables->column_text(0));
@@ -278,6 +282,7 @@ TEST_CASE("a version 2 database migrates to version 3 keeping every row and valu
   const std::string p0 = key_body(testing::problem_key(0));  // with z
   const std::string p1 = key_body(testing::problem_key(1));
   const std::string hash = "0123456789abcdef0123456789abcdef";
+  // clang-format off
   const std::vector<V2Row> rows = {
       // ok
       {d0.uuid, p0, testing::config_key(0), "ok", 0.112, 0.001, 0.110, 31, 3.1e-6, 9e-6, 4e-5, 0,
@@ -304,12 +309,13 @@ TEST_CASE("a version 2 database migrates to version 3 keeping every row and valu
       {d0.uuid, p1, testing::config_key(6), "launch_failed", 0, 0, 0, 0, 0, 0, 0, 0, 0, "inside",
        0, "too many resources requested", hash, 13000, "13.0", 1700000006, 255, 0, 0},
   };
+  // clang-format on
   BestEntry b0 = testing::sample_best(d0.uuid, p0, testing::config_key(0), 1700000100, hash,
                                       "tie with x; more accurate");
   b0.median_ms = 0.112;
   b0.rel_l2 = 3.1e-6;
-  BestEntry b1 = testing::sample_best(d1.uuid, p0, testing::config_key(0), 1600000100,
-                                      "oldhash", "fastest inside budget");
+  BestEntry b1 = testing::sample_best(d1.uuid, p0, testing::config_key(0), 1600000100, "oldhash",
+                                      "fastest inside budget");
   b1.driver_version = 12040;
   b1.nvrtc_version = "12.4";
   b1.spread_ms = kNaN;
@@ -360,7 +366,9 @@ TEST_CASE("a version 2 database migrates to version 3 keeping every row and valu
     }
     auto cubin = db->get_cubin("cubin-key");
     REQUIRE(cubin->has_value());
-    CHECK((*cubin)->cubin == "\x7f" "ELF");
+    CHECK((*cubin)->cubin ==
+          "\x7f"
+          "ELF");
 
     // Every measurement, every value.
     auto ms = db->measurements();
@@ -395,9 +403,8 @@ TEST_CASE("a version 2 database migrates to version 3 keeping every row and valu
       CHECK(m.spill_bytes == r.spill_bytes);
       CHECK(m.shared_bytes == r.shared_bytes);
       // The error of out, unless the row held none (never ran).
-      const bool ran = !(r.rel_l2 == 0 && r.max_abs_rel == 0 && r.max_rel == 0 &&
-                         r.nan_inf == 0 && r.unwritten == 0 && r.error_budget == 0 &&
-                         r.verdict.empty());
+      const bool ran = !(r.rel_l2 == 0 && r.max_abs_rel == 0 && r.max_rel == 0 && r.nan_inf == 0 &&
+                         r.unwritten == 0 && r.error_budget == 0 && r.verdict.empty());
       REQUIRE(m.errors.size() == (ran ? 1u : 0u));
       if (!ran) continue;
       const OutputError& e = m.errors[0];

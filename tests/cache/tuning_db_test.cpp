@@ -44,8 +44,8 @@ TEST_CASE("a new database gets the schema, WAL and its directory", "[cache]") {
   CHECK(*c.query_text("SELECT value FROM meta WHERE key = 'schema_version'") ==
         std::to_string(kSchemaVersion));
   CHECK(*c.query_text("PRAGMA journal_mode") == "wal");
-  for (const char* t : {"devices", "problems", "configs", "measurements", "measurement_errors",
-                        "best", "cubins"}) {
+  for (const char* t :
+       {"devices", "problems", "configs", "measurements", "measurement_errors", "best", "cubins"}) {
     INFO(t);
     CHECK(*c.query_int(std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
                                    "name = '") +
@@ -629,8 +629,7 @@ TEST_CASE("families share the database: keys, filters and checks", "[cache]") {
   CHECK(store.add_measurement(mismatch).message().find("does not match") != std::string::npos);
   auto repeated = back;
   repeated.errors.push_back(repeated.errors[0]);
-  CHECK(store.add_measurement(repeated).message().find("'du' has two errors") !=
-        std::string::npos);
+  CHECK(store.add_measurement(repeated).message().find("'du' has two errors") != std::string::npos);
   auto bad_family = back;
   bad_family.family.clear();
   bad_family.problem_key = "Bad Family:b1";
@@ -652,7 +651,8 @@ TEST_CASE("export format 2 carries families and per-output errors; format 1 stil
   TuningDb a = open_db(dir.file("a.db"));
   const auto dev = sample_device();
   REQUIRE(a.upsert_device(dev).is_ok());
-  REQUIRE(a.add_measurement(sample_measurement(dev.uuid, problem_key(0), config_key(0), 0.5)).is_ok());
+  REQUIRE(
+      a.add_measurement(sample_measurement(dev.uuid, problem_key(0), config_key(0), 0.5)).is_ok());
   auto j = a.export_json();
   REQUIRE(j.is_ok());
   CHECK((*j)["format"] == 2);
@@ -668,11 +668,11 @@ TEST_CASE("export format 2 carries families and per-output errors; format 1 stil
   // error of out as measurement fields.
   using nlohmann::json;
   const std::string legacy = key_body(problem_key(0));
-  json ran = {{"device_uuid", dev.uuid},  {"problem_key", legacy},   {"config_key", config_key(1)},
-              {"status", "ok"},           {"median_ms", 0.4},        {"rel_l2", 2e-6},
-              {"max_abs_rel", 5e-6},      {"max_rel", nullptr},      {"nan_inf", 0},
-              {"unwritten", 0},           {"verdict", "inside"},     {"error_budget", 2e-5},
-              {"template_hash", "h"},     {"nvrtc_version", "13.0"}, {"timestamp", 1700000000}};
+  json ran = {{"device_uuid", dev.uuid}, {"problem_key", legacy},   {"config_key", config_key(1)},
+              {"status", "ok"},          {"median_ms", 0.4},        {"rel_l2", 2e-6},
+              {"max_abs_rel", 5e-6},     {"max_rel", nullptr},      {"nan_inf", 0},
+              {"unwritten", 0},          {"verdict", "inside"},     {"error_budget", 2e-5},
+              {"template_hash", "h"},    {"nvrtc_version", "13.0"}, {"timestamp", 1700000000}};
   json pruned = {{"device_uuid", dev.uuid},     {"problem_key", legacy},
                  {"config_key", config_key(2)}, {"status", "pruned"},
                  {"detail", "too much smem"},   {"template_hash", "h"},

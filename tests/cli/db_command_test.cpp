@@ -345,23 +345,21 @@ TEST_CASE("ssmtune db works across families and shows each output's error", "[cl
     m.errors.push_back(dA);
     summarize_errors(m);
     REQUIRE(tdb->add_measurement(m).is_ok());
-    auto b = testing::sample_best(m.device_uuid, bwd, "seq.K64.D8", 1700000200,
-                                  m.template_hash);
+    auto b = testing::sample_best(m.device_uuid, bwd, "seq.K64.D8", 1700000200, m.template_hash);
     b.family = "bwd";
     REQUIRE(tdb->set_best(b).is_ok());
   }
   const std::string with_db = " --db " + db;
-  auto problems =
-      parse(run_command(kBin + " db list problems --format json" + with_db, false).out);
+  auto problems = parse(run_command(kBin + " db list problems --format json" + with_db, false).out);
   CHECK(problems.size() == 3);
-  auto bwd_only =
-      parse(run_command(kBin + " db list problems --family bwd --format json" + with_db, false)
-                .out);
+  auto bwd_only = parse(
+      run_command(kBin + " db list problems --family bwd --format json" + with_db, false).out);
   REQUIRE(bwd_only.size() == 1);
   CHECK(bwd_only[0]["problem"] == bwd);
   CHECK(bwd_only[0]["family"] == "bwd");
 
-  auto shown = parse(run_command(kBin + " db show --family bwd --format json" + with_db, false).out);
+  auto shown =
+      parse(run_command(kBin + " db show --family bwd --format json" + with_db, false).out);
   REQUIRE(shown.size() == 1);
   REQUIRE(shown[0]["errors"].size() == 2);
   CHECK(shown[0]["errors"][1]["output"] == "dA");
@@ -393,26 +391,23 @@ TEST_CASE("ssmtune db works across families and shows each output's error", "[cl
   CHECK(explained.exit_code == 0);
   CHECK(explained.out.find("problem:  " + testing::problem_key(0)) != std::string::npos);
   CHECK(explained.out.find("out_z") != std::string::npos);
-  auto bwd_explained = parse(run_command(kBin + " db explain --format json --problem " + bwd +
-                                             with_db + kVersions,
-                                         false)
-                                 .out);
+  auto bwd_explained = parse(
+      run_command(kBin + " db explain --format json --problem " + bwd + with_db + kVersions, false)
+          .out);
   CHECK(bwd_explained["selected"] == "seq.K64.D8");
   CHECK(bwd_explained["candidates"][0]["errors"].size() == 2);
 
-  auto best = parse(run_command(kBin + " db best --format json --family bwd" + with_db + kVersions,
-                                false)
-                        .out);
+  auto best = parse(
+      run_command(kBin + " db best --format json --family bwd" + with_db + kVersions, false).out);
   REQUIRE(best.size() == 1);
   CHECK(best[0]["problem"] == bwd);
-  CHECK(parse(run_command(kBin + " db best --format json --family fwd" + with_db + kVersions,
-                          false)
+  CHECK(parse(run_command(kBin + " db best --format json --family fwd" + with_db + kVersions, false)
                   .out)
             .size() == 2);
-  CHECK(parse(run_command(kBin + " db stale --format json --family bwd" + with_db + kVersions,
-                          false)
-                  .out)
-            .empty());
+  CHECK(
+      parse(run_command(kBin + " db stale --format json --family bwd" + with_db + kVersions, false)
+                .out)
+          .empty());
 
   // Export (format 2) and import keep both families and every error.
   const std::string file = dir.file("out.json"), other = dir.file("b.db");

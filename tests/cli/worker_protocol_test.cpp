@@ -71,9 +71,8 @@ TEST_CASE("a worker result carries an error per scored output", "[cli][worker]")
   CHECK(m.errors[1].verdict == "defect");  // non-finite elements
   CHECK(m.errors[2].output == "last_state");
   CHECK(m.errors[2].unwritten == 1);
-  CHECK(m.errors[2].budget == budget_for(DType::kF32, false,
-                                         rounding_floor(ref.last_state, DType::kF32))
-                                  .rel_l2);
+  CHECK(m.errors[2].budget ==
+        budget_for(DType::kF32, false, rounding_floor(ref.last_state, DType::kF32)).rel_l2);
   // The headline: the output furthest into its budget; sums of the counts.
   CHECK(m.rel_l2 == 5e-3);
   CHECK(m.verdict == "defect");

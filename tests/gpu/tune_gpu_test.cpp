@@ -8,10 +8,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "tuner/records.h"
 #include "cache/tuning_db.h"
 #include "support/run_command.h"
 #include "tuner/heuristics.h"
+#include "tuner/records.h"
 
 namespace ssmtune {
 namespace {
