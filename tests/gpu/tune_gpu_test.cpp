@@ -50,6 +50,14 @@ TEST_CASE("tune writes measurements and a best entry; a fault is recorded, not f
   for (const auto& m : *ms) {
     ++by_status[to_string(m.status)];
     if (m.config_key == faulty && m.status == MeasureStatus::kFaulted) fault_seen = true;
+    CHECK(m.family == "fwd");
+    if (m.status == MeasureStatus::kOk) {
+      // Every scored output has its error (this problem has only `out`).
+      REQUIRE(m.errors.size() == 1);
+      CHECK(m.errors[0].output == "out");
+      CHECK(m.errors[0].rel_l2 == m.rel_l2);
+      CHECK(m.errors[0].budget == m.error_budget);
+    }
   }
   CHECK(fault_seen);
   CHECK(by_status["ok"] > 10);
@@ -63,7 +71,7 @@ TEST_CASE("tune writes measurements and a best entry; a fault is recorded, not f
   REQUIRE(best.exit_code == 0);
   auto bj = nlohmann::json::parse(best.out);
   REQUIRE(bj.size() == 1);
-  CHECK(bj[0]["problem"] == p.key());
+  CHECK(bj[0]["problem"] == "fwd:" + p.key());
   const std::string best_key = bj[0]["config"].get<std::string>();
   CHECK(best_key != faulty);
   CHECK(best_key == summary[0]["best"].get<std::string>());
