@@ -18,7 +18,6 @@ using nlohmann::json;
 //   2: family fields, prefixed problem keys, an "errors" array per measurement
 constexpr int kExportFormat = 2;
 
-
 // Reads typed fields of one object, keeping the first error with the
 // entry's name ("measurements[3].status: expected a string").
 class Reader {
@@ -107,8 +106,8 @@ Status add_legacy_out_error(const json& j, const std::string& where, Measurement
   e.verdict = m.verdict;
   SSMTUNE_RETURN_IF_ERROR(r.status());
   m.errors.clear();
-  if (e.rel_l2 == 0 && e.max_abs_rel == 0 && e.max_rel == 0 && e.nan_inf == 0 &&
-      e.unwritten == 0 && e.budget == 0 && e.verdict.empty())
+  if (e.rel_l2 == 0 && e.max_abs_rel == 0 && e.max_rel == 0 && e.nan_inf == 0 && e.unwritten == 0 &&
+      e.budget == 0 && e.verdict.empty())
     return Status::ok();
   m.errors.push_back(e);
   return Status::ok();
@@ -116,10 +115,10 @@ Status add_legacy_out_error(const json& j, const std::string& where, Measurement
 
 Result<Measurement> parse_measurement(const json& j, const std::string& where, int64_t format) {
   Measurement m;
-  SSMTUNE_RETURN_IF_ERROR(measurement_from_json(j, where, m,
-                                                {"device_uuid", "problem_key", "config_key",
-                                                 "status", "template_hash", "nvrtc_version",
-                                                 "timestamp"}));
+  SSMTUNE_RETURN_IF_ERROR(
+      measurement_from_json(j, where, m,
+                            {"device_uuid", "problem_key", "config_key", "status", "template_hash",
+                             "nvrtc_version", "timestamp"}));
   if (format == 1) SSMTUNE_RETURN_IF_ERROR(add_legacy_out_error(j, where, m));
   m.problem_key = qualified_key(m.problem_key);
   return m;
@@ -197,8 +196,7 @@ Result<ImportReport> TuningDb::import_json(const json& j, MergePolicy policy) {
       j["format"].get<int64_t>() > kExportFormat || j["format"].get<int64_t>() < 1)
     return Status::unsupported("unknown export format " +
                                (j.contains("format") ? j["format"].dump() : std::string("(none)")) +
-                               "; this build reads formats 1 to " +
-                               std::to_string(kExportFormat));
+                               "; this build reads formats 1 to " + std::to_string(kExportFormat));
   const int64_t format = j["format"].get<int64_t>();
   // Parse everything before writing anything.
   std::vector<DeviceRecord> devs;

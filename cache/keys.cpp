@@ -71,7 +71,8 @@ std::string key_params(const std::string& body) {
   size_t start = 0;
   for (;;) {
     const auto dot = body.find('.', start);
-    tokens.push_back(body.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    tokens.push_back(
+        body.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
     if (dot == std::string::npos) break;
     start = dot + 1;
   }

@@ -38,8 +38,7 @@ CREATE TABLE cubins (
 // The family-neutral tables of the current schema around the measurement
 // columns, which come from visit_fields (record_rows.h). Problems and
 // configs are (family, key, params); params is key_params (cache/keys.h).
-std::string create_records_sql(const std::string& measurement_defs,
-                               const std::string& error_defs) {
+std::string create_records_sql(const std::string& measurement_defs, const std::string& error_defs) {
   return R"sql(
 CREATE TABLE problems (
   key TEXT PRIMARY KEY,
@@ -171,8 +170,9 @@ ALTER TABLE configs RENAME TO configs_v2;
 )sql"));
   SSMTUNE_RETURN_IF_ERROR(c.exec(create_records_sql(kV3MeasurementDefs, kV3ErrorDefs)));
   // Every key any row uses (version 1 had no foreign keys on best).
-  SSMTUNE_ASSIGN_OR_RETURN(Statement problem,
-                           c.prepare("INSERT INTO problems (key, family, params) VALUES (?1, ?2, ?3)"));
+  SSMTUNE_ASSIGN_OR_RETURN(
+      Statement problem,
+      c.prepare("INSERT INTO problems (key, family, params) VALUES (?1, ?2, ?3)"));
   SSMTUNE_RETURN_IF_ERROR(for_each_text(
       c,
       "SELECT key FROM problems_v2 UNION SELECT problem_key FROM measurements_v2 UNION SELECT "
@@ -184,8 +184,8 @@ ALTER TABLE configs RENAME TO configs_v2;
         SSMTUNE_RETURN_IF_ERROR(problem.bind(3, key_params(key_body(key))));
         return problem.run();
       }));
-  SSMTUNE_ASSIGN_OR_RETURN(Statement config,
-                           c.prepare("INSERT INTO configs (family, key, params) VALUES (?1, ?2, ?3)"));
+  SSMTUNE_ASSIGN_OR_RETURN(
+      Statement config, c.prepare("INSERT INTO configs (family, key, params) VALUES (?1, ?2, ?3)"));
   SSMTUNE_RETURN_IF_ERROR(for_each_text(
       c,
       "SELECT key FROM configs_v2 UNION SELECT config_key FROM measurements_v2 UNION SELECT "
@@ -221,7 +221,8 @@ DROP TABLE best_v2;
 DROP TABLE problems_v2;
 DROP TABLE configs_v2;
 )sql"));
-  SSMTUNE_ASSIGN_OR_RETURN(int64_t broken, c.query_int("SELECT count(*) FROM pragma_foreign_key_check"));
+  SSMTUNE_ASSIGN_OR_RETURN(int64_t broken,
+                           c.query_int("SELECT count(*) FROM pragma_foreign_key_check"));
   if (broken > 0)
     return Status::corrupt(std::to_string(broken) +
                            " rows refer to devices, problems or configs that are not there");

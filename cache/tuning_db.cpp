@@ -304,9 +304,9 @@ Status TuningDb::insert_measurement(const Measurement& given) {
   SSMTUNE_RETURN_IF_ERROR(upsert_problem(m.problem_key));
   SSMTUNE_RETURN_IF_ERROR(upsert_config(m.family, m.config_key));
   const int n = measurement_column_count();
-  SSMTUNE_ASSIGN_OR_RETURN(Statement st,
-                           c_.prepare("INSERT INTO measurements (" + measurement_columns() +
-                                      ") VALUES (" + placeholders(1, n) + ")"));
+  SSMTUNE_ASSIGN_OR_RETURN(
+      Statement st, c_.prepare("INSERT INTO measurements (" + measurement_columns() + ") VALUES (" +
+                               placeholders(1, n) + ")"));
   SSMTUNE_RETURN_IF_ERROR(bind_measurement(st, 1, m));
   SSMTUNE_RETURN_IF_ERROR(st.run());
   if (m.errors.empty()) return Status::ok();
@@ -345,8 +345,7 @@ Result<std::vector<Measurement>> TuningDb::measurements(const MeasurementFilter&
       "config_key = ?3) AND (?4 = '' OR status = ?4) AND (?5 = '' OR family = ?5)";
   if (f.current) where += " AND " + current_clause(6);
   std::string selected = "SELECT * FROM measurements WHERE " + where;
-  if (f.limit > 0)
-    selected += " ORDER BY timestamp DESC, id DESC LIMIT " + std::to_string(f.limit);
+  if (f.limit > 0) selected += " ORDER BY timestamp DESC, id DESC LIMIT " + std::to_string(f.limit);
   const int n = measurement_column_count();
   SSMTUNE_ASSIGN_OR_RETURN(
       Statement st,

@@ -148,8 +148,8 @@ class TuningDb final : public TuningStore {
   Result<nlohmann::json> export_json();
   // In one transaction; an input error names the entry and changes nothing.
   // Format 1 files (forward only, written before schema 3) are read as the
-  // migration reads a version 2 database. Measurements are deduplicated by (device, problem, config, timestamp,
-  // template hash); best entries conflict per (device, problem).
+  // migration reads a version 2 database. Measurements are deduplicated by (device, problem,
+  // config, timestamp, template hash); best entries conflict per (device, problem).
   Result<ImportReport> import_json(const nlohmann::json& j, MergePolicy policy);
 
  private:

@@ -118,8 +118,8 @@ void add_db_list(CLI::App& db) {
 // --- show
 
 void add_db_show(CLI::App& db) {
-  auto* cmd = db.add_subcommand(
-      "show", "Show measurements, oldest first, with the error of each output");
+  auto* cmd =
+      db.add_subcommand("show", "Show measurements, oldest first, with the error of each output");
   struct Args {
     DbOptions db;
     std::string problem, device, config, status, family;
@@ -164,29 +164,19 @@ void add_db_show(CLI::App& db) {
     // The headline error (the output furthest into its budget), then each
     // output's own.
     const auto outputs = output_names(*ms);
-    std::vector<std::string> columns = {
-        "time",   "device", "problem", "config",  "status",    "median_ms", "spread_ms", "min_ms",
-        "repeats", "rel_l2", "budget", "verdict", "nan_inf", "unwritten"};
+    std::vector<std::string> columns = {"time",      "device",    "problem", "config",   "status",
+                                        "median_ms", "spread_ms", "min_ms",  "repeats",  "rel_l2",
+                                        "budget",    "verdict",   "nan_inf", "unwritten"};
     for (auto& c : error_column_names(outputs, *fmt)) columns.push_back(c);
     for (const char* c :
          {"registers", "spill_bytes", "shared_bytes", "template", "driver", "nvrtc", "detail"})
       columns.push_back(c);
     Table t(columns);
     for (const auto& m : *ms) {
-      std::vector<nlohmann::json> row = {iso_time(m.timestamp),
-                                         m.device_uuid,
-                                         m.problem_key,
-                                         m.config_key,
-                                         to_string(m.status),
-                                         m.median_ms,
-                                         m.spread_ms,
-                                         m.min_ms,
-                                         m.repeats,
-                                         m.rel_l2,
-                                         m.error_budget,
-                                         m.verdict,
-                                         m.nan_inf,
-                                         m.unwritten};
+      std::vector<nlohmann::json> row = {
+          iso_time(m.timestamp), m.device_uuid, m.problem_key, m.config_key, to_string(m.status),
+          m.median_ms,           m.spread_ms,   m.min_ms,      m.repeats,    m.rel_l2,
+          m.error_budget,        m.verdict,     m.nan_inf,     m.unwritten};
       add_error_cells(row, m, outputs, *fmt);
       for (nlohmann::json cell :
            {nlohmann::json(m.registers), nlohmann::json(m.spill_bytes),
@@ -237,8 +227,7 @@ void add_db_best(CLI::App& db) {
       if (!problem.empty() && b.problem_key != problem) continue;
       t.add_row({b.device_uuid, b.problem_key, b.config_key, b.median_ms, b.spread_ms, b.rel_l2,
                  iso_time(b.timestamp), b.stale,
-                 stale_reason(b.driver_version, b.nvrtc_version, b.template_hash, *v),
-                 b.rule});
+                 stale_reason(b.driver_version, b.nvrtc_version, b.template_hash, *v), b.rule});
     }
     t.print(std::cout, *fmt);
   });

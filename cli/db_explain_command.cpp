@@ -14,8 +14,7 @@ namespace ssmtune::cli {
 namespace {
 
 // The one device `problem` was measured on, or an error asking for --device.
-Result<std::string> only_device(const std::vector<Measurement>& ms,
-                                const std::string& problem) {
+Result<std::string> only_device(const std::vector<Measurement>& ms, const std::string& problem) {
   std::set<std::string> devices;
   for (const auto& m : ms) devices.insert(m.device_uuid);
   if (devices.empty()) return Status::not_found("no measurements of " + problem);
@@ -118,7 +117,7 @@ void explain(const ExplainArgs& a) {
     agrees = sel.found && b.config_key == sel.best.config_key;
     stored_text = b.config_key + " (" + b.rule + "; " + iso_time(b.timestamp) +
                   (b.stale ? "; stale: " + stale_reason(b.driver_version, b.nvrtc_version,
-                                                               b.template_hash, *v)
+                                                        b.template_hash, *v)
                            : "") +
                   ")" +
                   (agrees      ? ": agrees"
@@ -166,12 +165,12 @@ struct DiffArgs {
 };
 
 struct Side {
-  std::string label;                             // "A: NVIDIA H200 (GPU-...) in a.db"
+  std::string label;                      // "A: NVIDIA H200 (GPU-...) in a.db"
   std::map<std::string, BestEntry> best;  // by problem
 };
 
-Result<Side> load_side(cache::TuningDb& db, const std::string& device_flag,
-                       const Versions& v, const char* which) {
+Result<Side> load_side(cache::TuningDb& db, const std::string& device_flag, const Versions& v,
+                       const char* which) {
   std::string device = device_flag;
   if (device.empty()) {
     SSMTUNE_ASSIGN_OR_RETURN(auto all, db.list_best(v));

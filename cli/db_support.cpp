@@ -186,8 +186,7 @@ std::vector<std::string> output_names(const std::vector<Measurement>& ms) {
   std::vector<std::string> names;
   for (const auto& m : ms)
     for (const auto& e : m.errors)
-      if (std::find(names.begin(), names.end(), e.output) == names.end())
-        names.push_back(e.output);
+      if (std::find(names.begin(), names.end(), e.output) == names.end()) names.push_back(e.output);
   return names;
 }
 

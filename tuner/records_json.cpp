@@ -2,8 +2,8 @@
 #include "tuner/records_json.h"
 
 #include <cmath>
-#include <limits>
 #include <cstdint>
+#include <limits>
 
 namespace ssmtune {
 namespace {

@@ -13,9 +13,9 @@
 namespace ssmtune {
 
 struct Selection {
-  bool found = false;       // false when no measurement is selectable
-  Measurement best;  // valid when found
-  std::string rule;         // why best won, e.g. "fastest inside budget (0.112 ms, ...)"
+  bool found = false;  // false when no measurement is selectable
+  Measurement best;    // valid when found
+  std::string rule;    // why best won, e.g. "fastest inside budget (0.112 ms, ...)"
   // Every other measurement with why it lost: eligible ones fastest first,
   // then the rest in input order.
   std::vector<std::pair<Measurement, std::string>> others;

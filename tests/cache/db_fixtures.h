@@ -11,9 +11,10 @@
 #include <iterator>
 #include <string>
 
-#include "cache/records.h"
 #include "tuner/fwd/config.h"
 #include "tuner/fwd/problem.h"
+#include "tuner/records.h"
+#include "tuner/records_json.h"
 
 namespace ssmtune::testing {
 
@@ -45,7 +46,7 @@ inline void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
-inline cache::DeviceRecord sample_device(int i = 0) {
+inline DeviceRecord sample_device(int i = 0) {
   return {"GPU-0000000" + std::to_string(i) + "-1111-2222-3333-444444444444",
           i == 0 ? "NVIDIA H200" : "NVIDIA H100 80GB HBM3",
           9,
@@ -55,7 +56,8 @@ inline cache::DeviceRecord sample_device(int i = 0) {
           "13.0"};
 }
 
-// A valid problem key; `i` varies the sequence length.
+// A valid forward problem key with its family prefix; `i` varies the
+// sequence length (and odd `i` has no z).
 inline std::string problem_key(int i = 0, DType dtype = DType::kF32) {
   FwdProblem p;
   p.batch = 2;
@@ -65,7 +67,7 @@ inline std::string problem_key(int i = 0, DType dtype = DType::kF32) {
   p.dtype = dtype;
   p.has_d = true;
   p.has_z = i % 2 == 0;
-  return p.key();
+  return "fwd:" + p.key();
 }
 
 // A valid config key; `i` varies the chunk.
@@ -77,23 +79,36 @@ inline std::string config_key(int i = 0) {
   return c.key();
 }
 
-inline cache::Measurement sample_measurement(const std::string& device, const std::string& problem,
-                                             const std::string& config, double median_ms,
-                                             double rel_l2 = 1e-6, int64_t timestamp = 1700000000) {
-  cache::Measurement m;
+// An ok forward measurement with an error for "out" (rel_l2) and, on a
+// problem with z, for "out_z" (half of it); the headline from those.
+inline Measurement sample_measurement(const std::string& device, const std::string& problem,
+                                      const std::string& config, double median_ms,
+                                      double rel_l2 = 1e-6, int64_t timestamp = 1700000000) {
+  Measurement m;
+  m.family = "fwd";
   m.device_uuid = device;
   m.problem_key = problem;
   m.config_key = config;
-  m.status = cache::MeasureStatus::kOk;
+  m.status = MeasureStatus::kOk;
   m.median_ms = median_ms;
   m.spread_ms = median_ms * 0.01;
   m.min_ms = median_ms * 0.98;
   m.repeats = 31;
-  m.rel_l2 = rel_l2;
-  m.max_abs_rel = rel_l2 * 3;
-  m.max_rel = rel_l2 * 10;
-  m.verdict = "inside";
-  m.error_budget = 2e-5;
+  OutputError out;
+  out.output = "out";
+  out.rel_l2 = rel_l2;
+  out.max_abs_rel = rel_l2 * 3;
+  out.max_rel = rel_l2 * 10;
+  out.budget = 2e-5;
+  out.verdict = "inside";
+  m.errors.push_back(out);
+  if (problem.find(".z") != std::string::npos) {
+    OutputError z = out;
+    z.output = "out_z";
+    z.rel_l2 = rel_l2 / 2;
+    m.errors.push_back(z);
+  }
+  summarize_errors(m);
   m.template_hash = "0123456789abcdef0123456789abcdef";
   m.driver_version = 13000;
   m.nvrtc_version = "13.0";
@@ -104,26 +119,29 @@ inline cache::Measurement sample_measurement(const std::string& device, const st
   return m;
 }
 
-inline cache::Versions sample_versions() {
-  return {13000, "13.0", "0123456789abcdef0123456789abcdef"};
+inline BestEntry sample_best(const std::string& device, const std::string& problem,
+                             const std::string& config, int64_t timestamp = 1700000000,
+                             const std::string& template_hash = "0123456789abcdef0123456789abcdef",
+                             const std::string& rule = "fastest") {
+  BestEntry b;
+  b.family = "fwd";
+  b.device_uuid = device;
+  b.problem_key = problem;
+  b.config_key = config;
+  b.median_ms = 0.1;
+  b.spread_ms = 0.001;
+  b.rel_l2 = 1e-6;
+  b.template_hash = template_hash;
+  b.driver_version = 13000;
+  b.nvrtc_version = "13.0";
+  b.timestamp = timestamp;
+  b.rule = rule;
+  return b;
 }
 
-// Field-by-field equality with NaN equal to NaN.
-inline bool same_number(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+inline Versions sample_versions() { return {13000, "13.0", "0123456789abcdef0123456789abcdef"}; }
 
-inline bool same(const cache::Measurement& a, const cache::Measurement& b) {
-  return a.device_uuid == b.device_uuid && a.problem_key == b.problem_key &&
-         a.config_key == b.config_key && a.status == b.status &&
-         same_number(a.median_ms, b.median_ms) && same_number(a.spread_ms, b.spread_ms) &&
-         same_number(a.min_ms, b.min_ms) && a.repeats == b.repeats &&
-         same_number(a.rel_l2, b.rel_l2) && same_number(a.max_abs_rel, b.max_abs_rel) &&
-         same_number(a.max_rel, b.max_rel) && a.nan_inf == b.nan_inf &&
-         a.unwritten == b.unwritten && a.verdict == b.verdict &&
-         same_number(a.error_budget, b.error_budget) && a.detail == b.detail &&
-         a.template_hash == b.template_hash && a.driver_version == b.driver_version &&
-         a.nvrtc_version == b.nvrtc_version && a.timestamp == b.timestamp &&
-         a.registers == b.registers && a.spill_bytes == b.spill_bytes &&
-         a.shared_bytes == b.shared_bytes;
-}
+// Every field and error equal, NaN equal to NaN (through the one JSON form).
+inline bool same(const Measurement& a, const Measurement& b) { return to_json(a) == to_json(b); }
 
 }  // namespace ssmtune::testing

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "cache/db_fixtures.h"
+#include "cache/keys.h"
 
 namespace ssmtune::cache {
 namespace {
@@ -43,7 +44,8 @@ TEST_CASE("a new database gets the schema, WAL and its directory", "[cache]") {
   CHECK(*c.query_text("SELECT value FROM meta WHERE key = 'schema_version'") ==
         std::to_string(kSchemaVersion));
   CHECK(*c.query_text("PRAGMA journal_mode") == "wal");
-  for (const char* t : {"devices", "problems", "configs", "measurements", "best", "cubins"}) {
+  for (const char* t :
+       {"devices", "problems", "configs", "measurements", "measurement_errors", "best", "cubins"}) {
     INFO(t);
     CHECK(*c.query_int(std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
                                    "name = '") +
@@ -103,7 +105,7 @@ TEST_CASE("a version 1 database is migrated, keeping its rows", "[cache]") {
   TempDir dir;
   const std::string path = dir.file("v1.db");
   const auto dev = sample_device();
-  const std::string pk = problem_key(), ck = config_key();
+  const std::string pk = key_body(problem_key()), ck = config_key();
   {
     Connection c = raw(path);
     REQUIRE(c.exec(kSchemaV1).is_ok());
@@ -129,13 +131,16 @@ TEST_CASE("a version 1 database is migrated, keeping its rows", "[cache]") {
   CHECK(ro.status().message().find("older") != std::string::npos);
 
   TuningDb db = open_db(path);
-  CHECK(*TuningDb::schema_version_of(path) == 2);
+  CHECK(*TuningDb::schema_version_of(path) == kSchemaVersion);
   auto ms = db.measurements();
   REQUIRE(ms.is_ok());
   REQUIRE(ms->size() == 1);
   CHECK((*ms)[0].median_ms == 0.5);
   CHECK(std::isnan((*ms)[0].min_ms));  // not measured by version 1
   CHECK((*ms)[0].timestamp == 1600000000);
+  CHECK((*ms)[0].problem_key == "fwd:" + pk);
+  REQUIRE((*ms)[0].errors.size() == 1);
+  CHECK((*ms)[0].errors[0].max_rel == 3e-6);
   // The new column and table work.
   auto m = sample_measurement(dev.uuid, pk, ck, 0.4);
   REQUIRE(db.add_measurement(m).is_ok());
@@ -153,7 +158,9 @@ TEST_CASE("a database from a newer ssmtune is refused and left untouched", "[cac
   { TuningDb db = open_db(path); }
   {
     Connection c = raw(path);
-    REQUIRE(c.exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'").is_ok());
+    REQUIRE(c.exec("UPDATE meta SET value = '" + std::to_string(kSchemaVersion + 1) +
+                   "' WHERE key = 'schema_version'")
+                .is_ok());
     REQUIRE(c.exec("PRAGMA wal_checkpoint(TRUNCATE)").is_ok());
   }
   const std::string before = testing::read_file(path);
@@ -243,6 +250,9 @@ TEST_CASE("measurements are stored, filtered and checked", "[cache]") {
     m.unwritten = 3;
     m.detail = "CUDA_ERROR_ILLEGAL_ADDRESS";
     m.verdict = "defect";
+    m.errors[0].max_rel = std::numeric_limits<double>::quiet_NaN();
+    m.errors[0].rel_l2 = -std::numeric_limits<double>::infinity();
+    m.errors[0].unwritten = 5;
     REQUIRE(db.add_measurement(m).is_ok());
     auto got = db.measurements();
     REQUIRE(got->size() == 1);
@@ -258,9 +268,13 @@ TEST_CASE("measurements are stored, filtered and checked", "[cache]") {
     }
     REQUIRE(db.add_measurements(batch).is_ok());
     CHECK(db.measurements()->size() == 7);
-    CHECK(db.measurements({dev.uuid})->size() == 5);
-    CHECK(db.measurements({"", problem_key(1)})->size() == 3);
-    CHECK(db.measurements({"", "", config_key(2)})->size() == 1);
+    CHECK(db.measurements({.device_uuid = dev.uuid})->size() == 5);
+    CHECK(db.measurements({.problem_key = problem_key(1)})->size() == 3);
+    CHECK(db.measurements({.config_key = config_key(2)})->size() == 1);
+    CHECK(db.measurements({.family = "fwd"})->size() == 7);
+    CHECK(db.measurements({.family = "bwd"})->empty());
+    // A key without its family prefix is a forward key.
+    CHECK(db.measurements({.problem_key = key_body(problem_key(1))})->size() == 3);
     MeasurementFilter f;
     f.status = MeasureStatus::kPruned;
     CHECK(db.measurements(f)->size() == 1);
@@ -270,13 +284,8 @@ TEST_CASE("measurements are stored, filtered and checked", "[cache]") {
     REQUIRE(newest->size() == 2);
     CHECK((*newest)[0].timestamp == 1700000005);
     CHECK((*newest)[1].timestamp == 1700000006);
-    const auto v = testing::sample_versions();
-    CHECK(*db.has_measurement(dev.uuid, problem_key(0), config_key(0), v.template_hash,
-                              v.driver_version, v.nvrtc_version));
-    CHECK_FALSE(*db.has_measurement(dev.uuid, problem_key(0), config_key(0), "otherhash",
-                                    v.driver_version, v.nvrtc_version));
-    CHECK_FALSE(*db.has_measurement(dev.uuid, problem_key(0), config_key(0), v.template_hash, 12040,
-                                    v.nvrtc_version));
+    CHECK((*newest)[1].errors.size() == 2);  // out and out_z, in their order
+    CHECK((*newest)[1].errors[1].output == "out_z");
   }
   SECTION("bad keys and unknown devices are refused; a batch is all or nothing") {
     auto bad_problem = m;
@@ -311,8 +320,7 @@ TEST_CASE("problems and devices are listed with counts", "[cache]") {
                            sample_measurement(dev2.uuid, problem_key(0), config_key(0), 0.3),
                            sample_measurement(dev2.uuid, problem_key(1), config_key(0), 0.3)})
           .is_ok());
-  BestEntry b{dev.uuid, problem_key(0), config_key(0), 0.1, 0.001,    1e-6,
-              "h",      13000,          "13.0",        5,   "fastest"};
+  BestEntry b = testing::sample_best(dev.uuid, problem_key(0), config_key(0), 5, "h");
   REQUIRE(db.set_best(b).is_ok());
   auto ps = db.problems();
   REQUIRE(ps->size() == 2);
@@ -343,9 +351,8 @@ TEST_CASE("best entries are stale under another driver, NVRTC or template versio
   const auto dev = sample_device();
   REQUIRE(db.upsert_device(dev).is_ok());
   const Versions v = testing::sample_versions();
-  BestEntry b{dev.uuid,        problem_key(), config_key(),           0.1,
-              0.001,           1e-6,          v.template_hash,        v.driver_version,
-              v.nvrtc_version, 1700000000,    "fastest inside budget"};
+  BestEntry b = testing::sample_best(dev.uuid, problem_key(), config_key(), 1700000000,
+                                     v.template_hash, "fastest inside budget");
   REQUIRE(db.set_best(b).is_ok());
   auto cur = db.best(dev.uuid, problem_key(), v);
   REQUIRE(cur->has_value());
@@ -409,8 +416,7 @@ TEST_CASE("prune removes what it is asked to and says how much", "[cache]") {
   ms[2].status = MeasureStatus::kPruned;
   ms[3].template_hash = "old";
   REQUIRE(db.add_measurements(ms).is_ok());
-  BestEntry stale_best{dev.uuid, problem_key(), config_key(), 0.1, 0.001,    1e-6,
-                       "old",    13000,         "13.0",       now, "fastest"};
+  BestEntry stale_best = testing::sample_best(dev.uuid, problem_key(), config_key(), now, "old");
   REQUIRE(db.set_best(stale_best).is_ok());
 
   CHECK(db.prune({}).status().code() == Code::kInvalidArgument);
@@ -453,8 +459,8 @@ TEST_CASE("export then import into a fresh database round-trips exactly", "[cach
   ms[4].rel_l2 = std::numeric_limits<double>::infinity();
   ms[4].detail = "too many resources requested, \"quoted\"\nsecond line";
   REQUIRE(a.add_measurements(ms).is_ok());
-  REQUIRE(a.set_best({dev.uuid, problem_key(1), config_key(1), 0.25, 0.002, 2e-6, "h", 13000,
-                      "13.0", 1700000001, "fastest inside budget (0.250 ms)"})
+  REQUIRE(a.set_best(testing::sample_best(dev.uuid, problem_key(1), config_key(1), 1700000001, "h",
+                                          "fastest inside budget (0.250 ms)"))
               .is_ok());
   auto exported = a.export_json();
   REQUIRE(exported.is_ok());
@@ -489,9 +495,7 @@ TEST_CASE("merge keeps the newer best entry; import takes the file's", "[cache]"
   const auto dev = sample_device();
   for (TuningDb* db : {&ours, &theirs}) REQUIRE(db->upsert_device(dev).is_ok());
   auto entry = [&](int problem, int config, int64_t t) {
-    return BestEntry{
-        dev.uuid, problem_key(problem), config_key(config), 0.1, 0.001, 1e-6, "h", 13000, "13.0", t,
-        "fastest"};
+    return testing::sample_best(dev.uuid, problem_key(problem), config_key(config), t, "h");
   };
   REQUIRE(ours.set_best(entry(0, 0, 200)).is_ok());  // ours newer
   REQUIRE(ours.set_best(entry(1, 0, 100)).is_ok());  // theirs newer
@@ -568,6 +572,148 @@ TEST_CASE("bad import files are refused with the entry named and change nothing"
   REQUIRE(ok.is_ok());
   CHECK(ok->measurements_added == 1);
   CHECK(ok->measurements_skipped == 1);
+}
+
+TEST_CASE("families share the database: keys, filters and checks", "[cache]") {
+  TempDir dir;
+  TuningDb db = open_db(dir.file("t.db"));
+  TuningStore& store = db;  // what a tuning session sees
+  const auto dev = sample_device();
+  REQUIRE(store.upsert_device(dev).is_ok());
+  const std::string bwd = "bwd:b2.d48.l17.n16.g1.fp32", bwd_config = "seq.K64.D8";
+  auto fwd = sample_measurement(dev.uuid, problem_key(0), config_key(0), 0.5);
+  Measurement back;
+  back.device_uuid = dev.uuid;
+  back.problem_key = bwd;  // family left empty: taken from the key
+  back.config_key = bwd_config;
+  back.median_ms = 0.7;
+  back.timestamp = 1700000001;
+  for (const char* o : {"du", "ddelta", "dA"}) {
+    OutputError e;
+    e.output = o;
+    e.rel_l2 = 1e-6;
+    e.budget = 1e-4;
+    e.verdict = "inside";
+    back.errors.push_back(e);
+  }
+  summarize_errors(back);
+  REQUIRE(store.add_measurements({fwd, back}).is_ok());
+  // The same config key in two families is two configs.
+  auto fwd_same_key = sample_measurement(dev.uuid, problem_key(1), config_key(0), 0.6);
+  REQUIRE(store.add_measurement(fwd_same_key).is_ok());
+  auto b = store.measurements({.family = "bwd"});
+  REQUIRE(b->size() == 1);
+  CHECK((*b)[0].family == "bwd");
+  CHECK((*b)[0].errors.size() == 3);
+  CHECK((*b)[0].errors[2].output == "dA");
+  auto ps = db.problems("bwd");
+  REQUIRE(ps->size() == 1);
+  CHECK((*ps)[0].key == bwd);
+  CHECK((*ps)[0].family == "bwd");
+  CHECK(db.problems()->size() == 3);
+  BestEntry best = testing::sample_best(dev.uuid, bwd, bwd_config);
+  best.family = "";
+  REQUIRE(store.set_best(best).is_ok());
+  CHECK((*store.best(dev.uuid, bwd, {}))->family == "bwd");
+  CHECK(db.list_best({}, "", "bwd")->size() == 1);
+  CHECK(db.list_best({}, "", "fwd")->empty());
+  {
+    Connection c = raw(dir.file("t.db"));
+    CHECK(*c.query_text("SELECT params FROM problems WHERE key = '" + bwd + "'") ==
+          R"(["b2","d48","l17","n16","g1","fp32"])");
+    CHECK(*c.query_int("SELECT count(*) FROM configs WHERE key = '" + config_key(0) + "'") == 1);
+  }
+
+  auto mismatch = back;
+  mismatch.family = "fwd";
+  CHECK(store.add_measurement(mismatch).message().find("does not match") != std::string::npos);
+  auto repeated = back;
+  repeated.errors.push_back(repeated.errors[0]);
+  CHECK(store.add_measurement(repeated).message().find("'du' has two errors") != std::string::npos);
+  auto bad_family = back;
+  bad_family.family.clear();
+  bad_family.problem_key = "Bad Family:b1";
+  CHECK(store.add_measurement(bad_family).code() == Code::kInvalidArgument);
+  CHECK(store.measurements({})->size() == 3);
+
+  // Deleting measurements deletes their errors.
+  PruneOptions old;
+  old.older_than_days = 0;
+  old.now = 1800000000;
+  CHECK(db.prune(old)->measurements == 3);
+  Connection c = raw(dir.file("t.db"));
+  CHECK(*c.query_int("SELECT count(*) FROM measurement_errors") == 0);
+}
+
+TEST_CASE("export format 2 carries families and per-output errors; format 1 still imports",
+          "[cache]") {
+  TempDir dir;
+  TuningDb a = open_db(dir.file("a.db"));
+  const auto dev = sample_device();
+  REQUIRE(a.upsert_device(dev).is_ok());
+  REQUIRE(
+      a.add_measurement(sample_measurement(dev.uuid, problem_key(0), config_key(0), 0.5)).is_ok());
+  auto j = a.export_json();
+  REQUIRE(j.is_ok());
+  CHECK((*j)["format"] == 2);
+  const auto& m = (*j)["measurements"][0];
+  CHECK(m["family"] == "fwd");
+  CHECK(m["problem_key"] == problem_key(0));
+  REQUIRE(m["errors"].size() == 2);
+  CHECK(m["errors"][0]["output"] == "out");
+  CHECK(m["errors"][0]["max_rel"] == 1e-6 * 10);
+  CHECK(m["errors"][1]["output"] == "out_z");
+
+  // A format 1 file as the version 2 code wrote it: unprefixed keys, the
+  // error of out as measurement fields.
+  using nlohmann::json;
+  const std::string legacy = key_body(problem_key(0));
+  json ran = {{"device_uuid", dev.uuid}, {"problem_key", legacy},   {"config_key", config_key(1)},
+              {"status", "ok"},          {"median_ms", 0.4},        {"rel_l2", 2e-6},
+              {"max_abs_rel", 5e-6},     {"max_rel", nullptr},      {"nan_inf", 0},
+              {"unwritten", 0},          {"verdict", "inside"},     {"error_budget", 2e-5},
+              {"template_hash", "h"},    {"nvrtc_version", "13.0"}, {"timestamp", 1700000000}};
+  json pruned = {{"device_uuid", dev.uuid},     {"problem_key", legacy},
+                 {"config_key", config_key(2)}, {"status", "pruned"},
+                 {"detail", "too much smem"},   {"template_hash", "h"},
+                 {"nvrtc_version", "13.0"},     {"timestamp", 1700000000}};
+  json file = {{"application", "ssmtune"},
+               {"format", 1},
+               {"devices", (*j)["devices"]},
+               {"measurements", json::array({ran, pruned})},
+               {"best", json::array({{{"device_uuid", dev.uuid},
+                                      {"problem_key", legacy},
+                                      {"config_key", config_key(1)},
+                                      {"median_ms", 0.4},
+                                      {"template_hash", "h"},
+                                      {"nvrtc_version", "13.0"},
+                                      {"timestamp", 1700000000},
+                                      {"rule", "fastest"}}})}};
+  TuningDb b = open_db(dir.file("b.db"));
+  auto r = b.import_json(file, MergePolicy::kIncomingWins);
+  INFO(r.status().to_string());
+  REQUIRE(r.is_ok());
+  auto ms = b.measurements();
+  REQUIRE(ms->size() == 2);
+  CHECK((*ms)[0].problem_key == problem_key(0));
+  CHECK((*ms)[0].family == "fwd");
+  REQUIRE((*ms)[0].errors.size() == 1);
+  CHECK((*ms)[0].errors[0].output == "out");
+  CHECK((*ms)[0].errors[0].max_abs_rel == 5e-6);
+  CHECK(std::isnan((*ms)[0].errors[0].max_rel));
+  CHECK((*ms)[0].errors[0].budget == 2e-5);
+  CHECK((*ms)[0].rel_l2 == 2e-6);
+  CHECK((*ms)[1].errors.empty());  // never ran: no error to keep
+  auto best = b.best(dev.uuid, problem_key(0), {});
+  REQUIRE(best->has_value());
+  CHECK((*best)->family == "fwd");
+
+  json bad = file;
+  bad["format"] = 2;
+  bad["measurements"][0]["errors"] = json::array({{{"rel_l2", 1}}});
+  auto refused = b.import_json(bad, MergePolicy::kIncomingWins);
+  CHECK(refused.status().message().find("measurements[0].errors[0].output: missing") !=
+        std::string::npos);
 }
 
 }  // namespace

@@ -43,9 +43,11 @@ void seed(const std::string& path) {
   auto old = sample_measurement(d1.uuid, problem_key(0), config_key(0), 0.2, 1e-6);
   old.driver_version = 12040;
   REQUIRE(db->add_measurements({a, b, c, over, fault, p1, old}).is_ok());
-  BestEntry best{d0.uuid, problem_key(0), config_key(1),       0.115,
-                        0.004,   1e-7,           a.template_hash,     13000,
-                        "13.0",  1700000100,     "tie; more accurate"};
+  BestEntry best = testing::sample_best(d0.uuid, problem_key(0), config_key(1), 1700000100,
+                                        a.template_hash, "tie; more accurate");
+  best.median_ms = 0.115;
+  best.spread_ms = 0.004;
+  best.rel_l2 = 1e-7;
   REQUIRE(db->set_best(best).is_ok());
   best.device_uuid = d1.uuid;
   best.config_key = config_key(0);
@@ -324,6 +326,99 @@ TEST_CASE("ssmtune db refuses bad input with a message and a non-zero exit", "[c
   auto absent = run_command(kBin + " db import " + dir.file("absent.json") + " --db " + db);
   CHECK(absent.exit_code == 1);
   CHECK(absent.out.find("cannot read") != std::string::npos);
+}
+
+TEST_CASE("ssmtune db works across families and shows each output's error", "[cli]") {
+  testing::TempDir dir;
+  const std::string db = dir.file("t.db");
+  seed(db);
+  const std::string bwd = "bwd:b2.d48.l17.n16.g1.fp32";
+  {
+    auto tdb = cache::TuningDb::open(db, cache::OpenMode::kReadWrite);
+    REQUIRE(tdb.is_ok());
+    auto m = testing::sample_measurement(testing::sample_device(0).uuid, bwd, "seq.K64.D8", 0.3);
+    m.family = "bwd";
+    m.errors[0].output = "du";
+    OutputError dA = m.errors[0];
+    dA.output = "dA";
+    dA.rel_l2 = 5e-6;
+    m.errors.push_back(dA);
+    summarize_errors(m);
+    REQUIRE(tdb->add_measurement(m).is_ok());
+    auto b = testing::sample_best(m.device_uuid, bwd, "seq.K64.D8", 1700000200, m.template_hash);
+    b.family = "bwd";
+    REQUIRE(tdb->set_best(b).is_ok());
+  }
+  const std::string with_db = " --db " + db;
+  auto problems = parse(run_command(kBin + " db list problems --format json" + with_db, false).out);
+  CHECK(problems.size() == 3);
+  auto bwd_only = parse(
+      run_command(kBin + " db list problems --family bwd --format json" + with_db, false).out);
+  REQUIRE(bwd_only.size() == 1);
+  CHECK(bwd_only[0]["problem"] == bwd);
+  CHECK(bwd_only[0]["family"] == "bwd");
+
+  auto shown =
+      parse(run_command(kBin + " db show --family bwd --format json" + with_db, false).out);
+  REQUIRE(shown.size() == 1);
+  REQUIRE(shown[0]["errors"].size() == 2);
+  CHECK(shown[0]["errors"][1]["output"] == "dA");
+  CHECK(shown[0]["errors"][1]["rel_l2"] == 5e-6);
+  CHECK(shown[0]["rel_l2"] == 5e-6);  // the headline: furthest into its budget
+  auto fwd = parse(run_command(kBin + " db show --family fwd --format json --problem " +
+                                   testing::problem_key(0) + with_db,
+                               false)
+                       .out);
+  REQUIRE(fwd.size() == 6);
+  CHECK(fwd[0]["errors"].size() == 2);  // out and out_z
+  CHECK(fwd[0]["errors"][0]["max_abs_rel"] == fwd[0]["errors"][0]["rel_l2"].get<double>() * 3);
+  // A table: a column per output; CSV: a column per field of each output.
+  auto table = run_command(kBin + " db show --problem " + testing::problem_key(0) + with_db, false);
+  INFO(table.out);
+  const std::string header = table.out.substr(0, table.out.find('\n'));
+  CHECK(header.find(" out ") != std::string::npos);
+  CHECK(header.find(" out_z ") != std::string::npos);
+  CHECK(table.out.find("3.1e-6 inside") != std::string::npos);
+  auto csv = run_command(kBin + " db show --format csv --family bwd" + with_db, false);
+  CHECK(csv.out.find("du.rel_l2,du.max_abs_rel,du.max_rel,du.nan_inf,du.unwritten,du.budget,"
+                     "du.verdict,dA.rel_l2") != std::string::npos);
+
+  // A key without its prefix is a forward key.
+  const std::string legacy = testing::problem_key(0).substr(4);
+  auto explained = run_command(kBin + " db explain --problem " + legacy + " --device " +
+                                   testing::sample_device(0).uuid + with_db + kVersions,
+                               false);
+  CHECK(explained.exit_code == 0);
+  CHECK(explained.out.find("problem:  " + testing::problem_key(0)) != std::string::npos);
+  CHECK(explained.out.find("out_z") != std::string::npos);
+  auto bwd_explained = parse(
+      run_command(kBin + " db explain --format json --problem " + bwd + with_db + kVersions, false)
+          .out);
+  CHECK(bwd_explained["selected"] == "seq.K64.D8");
+  CHECK(bwd_explained["candidates"][0]["errors"].size() == 2);
+
+  auto best = parse(
+      run_command(kBin + " db best --format json --family bwd" + with_db + kVersions, false).out);
+  REQUIRE(best.size() == 1);
+  CHECK(best[0]["problem"] == bwd);
+  CHECK(parse(run_command(kBin + " db best --format json --family fwd" + with_db + kVersions, false)
+                  .out)
+            .size() == 2);
+  CHECK(
+      parse(run_command(kBin + " db stale --format json --family bwd" + with_db + kVersions, false)
+                .out)
+          .empty());
+
+  // Export (format 2) and import keep both families and every error.
+  const std::string file = dir.file("out.json"), other = dir.file("b.db");
+  REQUIRE(run_command(kBin + " db export" + with_db + " -o " + file).exit_code == 0);
+  auto exported = parse(testing::read_file(file));
+  CHECK(exported["format"] == 2);
+  REQUIRE(run_command(kBin + " db import " + file + " --db " + other).exit_code == 0);
+  auto again = parse(run_command(kBin + " db export --db " + other, false).out);
+  exported.erase("exported_at");
+  again.erase("exported_at");
+  CHECK(exported == again);
 }
 
 TEST_CASE("ssmtune db finds the database through SSMTUNE_DB", "[cli]") {
