@@ -67,7 +67,7 @@ inline std::string problem_key(int i = 0, DType dtype = DType::kF32) {
   p.dtype = dtype;
   p.has_d = true;
   p.has_z = i % 2 == 0;
-  return "fwd:" + p.key();
+  return p.key();
 }
 
 // A valid config key; `i` varies the chunk.

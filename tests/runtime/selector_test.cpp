@@ -73,14 +73,14 @@ TEST_CASE("the selector picks exact, then nearest, then the default", "[runtime]
   REQUIRE(exact.is_ok());
   CHECK(exact->rule == SelectRule::kExact);
   CHECK(exact->config == warp);
-  CHECK(exact->source_problem == "fwd:" + mid.key());
+  CHECK(exact->source_problem == mid.key());
   CHECK(exact->reason.rfind("exact:", 0) == 0);
 
   // (8, 1536, 4096, 16) is one doubling of seqlen from mid: nearest is mid.
   auto near = choose_config(&*db, device(), kNow, shape(8, 1536, 4096, 16));
   REQUIRE(near.is_ok());
   CHECK(near->rule == SelectRule::kNearest);
-  CHECK(near->source_problem == "fwd:" + mid.key());
+  CHECK(near->source_problem == mid.key());
   CHECK(near->config == warp);
   CHECK(near->distance == Approx(1.0));
   CHECK(near->reason.find(mid.key()) != std::string::npos);

@@ -75,12 +75,16 @@ TEST_CASE("problem validation names the field", "[tuner]") {
 
 TEST_CASE("problem keys round-trip and reject non-canonical text", "[tuner]") {
   FwdProblem p = mamba_problem();
-  CHECK(p.key() == "b8.d1536.l2048.n16.g1.fp32.vB.vC");
+  CHECK(p.key() == "fwd:b8.d1536.l2048.n16.g1.fp32.vB.vC");
+  // Keys from before kernel families (no prefix) still parse.
+  auto legacy = FwdProblem::from_key("b8.d1536.l2048.n16.g1.fp32.vB.vC");
+  REQUIRE(legacy.is_ok());
+  CHECK(*legacy == p);
   p.dtype = DType::kBF16;
   p.groups = 4;
   p.has_d = p.has_z = p.has_delta_bias = p.delta_softplus = true;
   p.return_last_state = p.has_initial_state = true;
-  CHECK(p.key() == "b8.d1536.l2048.n16.g4.bf16.vB.vC.D.z.bias.sp.last.h0");
+  CHECK(p.key() == "fwd:b8.d1536.l2048.n16.g4.bf16.vB.vC.D.z.bias.sp.last.h0");
   CHECK(p.family_key() == "bf16.vB.vC.D.z.bias.sp.last.h0");
   // Every one of the 256 flag combinations.
   for (int m = 0; m < 256; ++m) {
@@ -120,7 +124,8 @@ TEST_CASE("problem keys round-trip and reject non-canonical text", "[tuner]") {
         "b8.d1536.l2048.n16.g1.fp32.vB.vB", "b8.d1536.l2048.n16.g1.fp32.w",
         "b8.d1536.l2048.n16.g1.fp32.", "d1536.b8.l2048.n16.g1.fp32", "b8.d1536.l0.n16.g1.fp32",
         "b8.d1536.l2048.n16.g5.fp32.vB", "b8.d1536.l2048.n16.g1.fp32.vB.vC ",
-        "b-8.d1536.l2048.n16.g1.fp32", "b99999999999999999999.d1.l1.n1.g1.fp32"}) {
+        "b-8.d1536.l2048.n16.g1.fp32", "b99999999999999999999.d1.l1.n1.g1.fp32",
+        "fwd:", "bwd:b8.d1536.l2048.n16.g1.fp32", "fwd:fwd:b8.d1536.l2048.n16.g1.fp32"}) {
     INFO(bad);
     auto r = FwdProblem::from_key(bad);
     REQUIRE_FALSE(r.is_ok());
@@ -129,7 +134,7 @@ TEST_CASE("problem keys round-trip and reject non-canonical text", "[tuner]") {
   }
   CHECK(FwdProblem::from_key("b8.d1536.l2048.n16.g1.fp32.vC.vB").status().message() ==
         "bad problem key 'b8.d1536.l2048.n16.g1.fp32.vC.vB': not in canonical form (expected "
-        "'b8.d1536.l2048.n16.g1.fp32.vB.vC')");
+        "'fwd:b8.d1536.l2048.n16.g1.fp32.vB.vC')");
   CHECK(FwdProblem::from_key("b8.d1536.l0.n16.g1.fp32").status().message() ==
         "bad problem key 'b8.d1536.l0.n16.g1.fp32': seqlen must be >= 1 (got 0)");
 }
