@@ -17,6 +17,7 @@
 #include "cache/sqlite_cubin_cache.h"
 #include "cache/tuning_db.h"
 #include "cli/commands.h"
+#include "cli/progress_line.h"
 #include "cli/problem_options.h"
 #include "cli/table.h"
 #include "cli/worker_client.h"
@@ -100,7 +101,6 @@ class Tuner {
   bool already_tuned(const Problem& p, Table& table);
   cache::Measurement base_measurement(const Problem& p, const KernelConfig& c) const;
   TrialResult measure(const Problem& p, const KernelConfig& c, double target_ms);
-  void progress(const Problem& p);
 
   const TuneArgs& a_;
   cache::TuningDb& db_;
@@ -110,10 +110,8 @@ class Tuner {
   std::string template_hash_;
   std::map<std::string, cache::Measurement> known_;  // config -> newest non-stale measurement
   Counts counts_;
-  int done_ = 0, planned_ = 0;
   double start_ = 0;
-  double best_ms_ = 0;
-  std::string best_key_;
+  std::optional<ProgressLine> progress_;  // compiled / timed of planned, best, ETA
 };
 
 Status Tuner::start_worker(const Problem& p) {
@@ -144,17 +142,6 @@ cache::Measurement Tuner::base_measurement(const Problem& p, const KernelConfig&
   m.nvrtc_version = device_.nvrtc_version;
   m.timestamp = static_cast<int64_t>(std::time(nullptr));
   return m;
-}
-
-void Tuner::progress(const Problem& p) {
-  // Halving's count is an estimate (rungs re-measure survivors): never show
-  // more done than planned.
-  planned_ = std::max(planned_, done_);
-  const double el = now_s() - start_;
-  const double eta = done_ > 0 ? el / done_ * std::max(0, planned_ - done_) : 0;
-  std::fprintf(stderr, "\r[tune %s] %d/%d  best %s %.4f ms  elapsed %.0f s  ETA %.0f s   ",
-               p.key().c_str(), done_, planned_, best_key_.c_str(), best_ms_, el, eta);
-  std::fflush(stderr);
 }
 
 TrialResult Tuner::measure(const Problem& p, const KernelConfig& c, double target_ms) {
@@ -217,12 +204,7 @@ TrialResult Tuner::measure(const Problem& p, const KernelConfig& c, double targe
   out.usable = m.status == cache::MeasureStatus::kOk;
   out.median_ms = m.median_ms;
   out.spread_ms = m.spread_ms;
-  ++done_;
-  if (out.usable && (best_ms_ == 0 || m.median_ms < best_ms_)) {
-    best_ms_ = m.median_ms;
-    best_key_ = c.key();
-  }
-  progress(p);
+  if (progress_) progress_->on_timed(c.key(), m.median_ms, out.usable);
   return out;
 }
 
@@ -248,9 +230,6 @@ Status Tuner::tune(const Problem& p, Table& table) {
   start_ = now_s();
   if (already_tuned(p, table)) return Status::ok();
   counts_ = {};
-  done_ = 0;
-  best_ms_ = 0;
-  best_key_.clear();
   known_.clear();
   worker_.reset();
   std::fprintf(stderr, "[tune %s] starting the worker (inputs, fp64 reference)...\n",
@@ -304,7 +283,11 @@ Status Tuner::tune(const Problem& p, Table& table) {
   const double t_compile = now_s();
   std::fprintf(stderr, "[tune %s] %d configs: %d pruned before compiling; compiling %zu...\n",
                p.key().c_str(), counts_.total, counts_.pruned, specs.size());
+  progress_.emplace(ProgressLine::for_stderr("tune " + p.key()));
+  // Until the compiler has pruned, every config to compile is a planned timing.
+  progress_->start(static_cast<int>(specs.size()), static_cast<int>(specs.size()), a_.time_limit);
   auto programs = compiler.compile_all(specs);
+  progress_->on_compiled(static_cast<int>(programs.size()));
   std::set<std::string> dropped;
   for (size_t i = 0; i < programs.size(); ++i) {
     cache::Measurement m = base_measurement(p, to_compile[i]);
@@ -323,15 +306,16 @@ Status Tuner::tune(const Problem& p, Table& table) {
     pruned.push_back(m);
   }
   SSMTUNE_RETURN_IF_ERROR(db_.add_measurements(pruned));
-  std::fprintf(stderr, "[tune %s] compiled in %.1f s; %zu dropped after compiling\n",
-               p.key().c_str(), now_s() - t_compile, dropped.size());
+  std::fprintf(stderr, "%s[tune %s] compiled in %.1f s; %zu dropped after compiling\n",
+               isatty(STDERR_FILENO) ? "\n" : "", p.key().c_str(), now_s() - t_compile,
+               dropped.size());
 
   std::vector<KernelConfig> kept;
   for (const auto& c : legal)
     if (!dropped.count(c.key())) kept.push_back(c);
   const std::vector<KernelConfig> candidates = first_look_order(
       kept, heuristic_default(p, device_.sm_count, device_.max_shared_per_block).config.key());
-  planned_ = static_cast<int>(candidates.size());
+  progress_->replan(static_cast<int>(candidates.size()));
   Budget budget;
   budget.max_configs = a_.budget;
   budget.max_seconds = a_.time_limit;
@@ -341,10 +325,13 @@ Status Tuner::tune(const Problem& p, Table& table) {
   } else if (a_.strategy == "random") {
     run_random(candidates, fn, budget, a_.seed);
   } else {
-    planned_ = static_cast<int>(candidates.size() * 4 / 3);
+    // An estimate: the rungs re-measure survivors (the line never shows more
+    // done than planned).
+    progress_->replan(static_cast<int>(candidates.size() * 4 / 3));
     run_halving(candidates, fn, budget);
   }
-  std::fprintf(stderr, "\n");
+  progress_->finish();
+  progress_.reset();
   worker_.reset();
 
   // Selection over every non-stale measurement of this problem here; the
