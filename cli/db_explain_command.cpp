@@ -185,8 +185,8 @@ Result<Side> load_side(cache::TuningDb& db, const std::string& device_flag,
 }
 
 // Two databases per device class (GPU name) and problem, every device of each.
-void diff_by_class(const std::string& path_a, const std::string& path_b,
-                   const cache::Versions& v, Format fmt) {
+void diff_by_class(const std::string& path_a, const std::string& path_b, const cache::Versions& v,
+                   Format fmt) {
   const char* name = "db diff";
   report::Model models[2];
   const std::string paths[2] = {path_a, path_b};
@@ -198,11 +198,13 @@ void diff_by_class(const std::string& path_a, const std::string& path_b,
     models[i] = std::move(*m);
   }
   const auto rows = report::diff_models(models[0], models[1]);
-  Table t({"device", "problem", "change", "config_a", "ms_a", "config_b", "ms_b",
-           "ratio_b_over_a", "stale"});
+  Table t({"device", "problem", "change", "config_a", "ms_a", "config_b", "ms_b", "ratio_b_over_a",
+           "stale"});
   for (const auto& r : rows) {
     auto num = [](double x) { return x > 0 ? nlohmann::json(x) : nlohmann::json(); };
-    auto str = [](const std::string& x) { return x.empty() ? nlohmann::json() : nlohmann::json(x); };
+    auto str = [](const std::string& x) {
+      return x.empty() ? nlohmann::json() : nlohmann::json(x);
+    };
     t.add_row({r.device, r.problem, r.change, str(r.config_a), num(r.ms_a), str(r.config_b),
                num(r.ms_b), num(r.ratio),
                std::string(r.stale_a ? "a" : "") + (r.stale_b ? "b" : "")});
@@ -228,7 +230,8 @@ void diff(const DiffArgs& a) {
   std::string db_a = a.db.db, against = a.against;
   if (!a.databases.empty()) {
     if (!against.empty()) {
-      report(name, Status::invalid_argument("give the other database once: positional or --against"));
+      report(name,
+             Status::invalid_argument("give the other database once: positional or --against"));
       return;
     }
     against = a.databases.back();

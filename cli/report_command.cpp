@@ -101,9 +101,10 @@ void run(const ReportArgs& a) {
   for (size_t i = html.find("<svg"); i != std::string::npos; i = html.find("<svg", i + 4)) ++plots;
   std::cerr << "wrote " << a.output << ": " << plots << " plots, " << model.devices.size()
             << " GPUs, " << model.problems.size() << " problems, " << model.measurements.size()
-            << " measurements" << (model.empty()        ? " (empty database)"
-                                   : model.stale_only() ? " (all stale)"
-                                                        : "")
+            << " measurements"
+            << (model.empty()        ? " (empty database)"
+                : model.stale_only() ? " (all stale)"
+                                     : "")
             << "\n";
 }
 

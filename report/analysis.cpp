@@ -81,10 +81,9 @@ std::vector<CurvePoint> tuning_curve(const std::vector<const Measurement*>& ms) 
     t1 = std::max(t1, m->timestamp);
   }
   std::vector<const Measurement*> sorted(ms);
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const Measurement* a, const Measurement* b) {
-                     return a->timestamp < b->timestamp;
-                   });
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Measurement* a, const Measurement* b) {
+    return a->timestamp < b->timestamp;
+  });
   for (const Measurement* m : sorted) {
     if (!eligible(*m)) continue;
     if (out.empty() || m->median_ms < out.back().best_ms)

@@ -11,8 +11,7 @@ namespace {
 double median_of(const nlohmann::json& contenders, const char* name) {
   if (!contenders.contains(name)) return 0;
   const auto& c = contenders[name];
-  if (c.value("status", "") != "ok" || !c.contains("timing") || !c["timing"].is_object())
-    return 0;
+  if (c.value("status", "") != "ok" || !c.contains("timing") || !c["timing"].is_object()) return 0;
   const auto& t = c["timing"];
   return t.contains("median_ms") && t["median_ms"].is_number() ? t["median_ms"].get<double>() : 0;
 }

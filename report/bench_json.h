@@ -20,7 +20,8 @@ struct BenchEntry {
   std::string source;       // the file
 };
 
-Result<std::vector<BenchEntry>> parse_bench_json(const nlohmann::json& j, const std::string& source);
+Result<std::vector<BenchEntry>> parse_bench_json(const nlohmann::json& j,
+                                                 const std::string& source);
 Result<std::vector<BenchEntry>> read_bench_json(const std::string& path);
 
 }  // namespace ssmtune::report

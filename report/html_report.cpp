@@ -103,19 +103,18 @@ std::string compare_section(const ReportInputs& in) {
   const DiffSummary s = summarize(in.diff);
   o << "<h2 id=\"compare\">Compared with " << escape(in.compare_source) << "</h2>"
     << "<p class=\"meta\">A: " << escape(in.model->source) << "; B: " << escape(in.compare_source)
-    << ". Per device class (GPU name) and problem: " << s.changed << " changed config, "
-    << s.same << " same, " << s.added << " added in B, " << s.removed
+    << ". Per device class (GPU name) and problem: " << s.changed << " changed config, " << s.same
+    << " same, " << s.added << " added in B, " << s.removed
     << " removed in B. Ratio: B ms / A ms.</p>";
   if (in.diff.empty()) return o.str() + "<p>Neither database has best entries.</p>";
   o << "<table data-table=\"compare\"><tr><th>GPU</th><th>problem</th><th>change</th><th>config "
        "A</th><th>ms A</th><th>config B</th><th>ms B</th><th>B / A</th></tr>";
   for (const auto& r : in.diff) {
     o << "<tr data-change=\"" << escape(r.change) << "\">" << td(r.device) << td(r.problem)
-      << "<td><span class=\"tag " << escape(r.change) << "\">" << escape(r.change)
-      << "</span></td>" << td(r.config_a + (r.stale_a ? " (stale)" : ""))
-      << td(r.ms_a > 0 ? fmt(r.ms_a) : "", true) << td(r.config_b + (r.stale_b ? " (stale)" : ""))
-      << td(r.ms_b > 0 ? fmt(r.ms_b) : "", true) << td(r.ratio > 0 ? fmt(r.ratio, 3) : "", true)
-      << "</tr>";
+      << "<td><span class=\"tag " << escape(r.change) << "\">" << escape(r.change) << "</span></td>"
+      << td(r.config_a + (r.stale_a ? " (stale)" : "")) << td(r.ms_a > 0 ? fmt(r.ms_a) : "", true)
+      << td(r.config_b + (r.stale_b ? " (stale)" : "")) << td(r.ms_b > 0 ? fmt(r.ms_b) : "", true)
+      << td(r.ratio > 0 ? fmt(r.ratio, 3) : "", true) << "</tr>";
   }
   return o.str() + "</table>";
 }
@@ -174,17 +173,18 @@ std::string gpu_section(const ReportInputs& in, const Device& d,
       << "<td><a href=\"#" << anchor(d.uuid, b.problem_key) << "\">" << escape(b.problem_key)
       << "</a></td>" << td(family_of(b.problem_key))
       << td(b.config_key + (b.stale ? " (stale: " + b.stale_why + ")" : ""))
-      << td(fmt(b.median_ms), true) << td(fmt(b.error, 3), true) << td(def_key)
-      << td(def_ms, true) << td(row.vs_default > 0 ? fmt(row.vs_default, 3) : "", true)
-      << td(mamba_ms, true) << td(vs_mamba, true) << td(iso(b.timestamp)) << "</tr>";
+      << td(fmt(b.median_ms), true) << td(fmt(b.error, 3), true) << td(def_key) << td(def_ms, true)
+      << td(row.vs_default > 0 ? fmt(row.vs_default, 3) : "", true) << td(mamba_ms, true)
+      << td(vs_mamba, true) << td(iso(b.timestamp)) << "</tr>";
   }
   o << "</table>";
   if (n == 0) {
     o << "<p>No tuned problem on this GPU.</p>";
   } else {
-    o << speedup_plot("speedup of the selected config: over the untuned default (blue), over "
-                      "mamba_ssm (purple)",
-                      rows, "data-device=\"" + escape(d.uuid) + "\"");
+    o << speedup_plot(
+        "speedup of the selected config: over the untuned default (blue), over "
+        "mamba_ssm (purple)",
+        rows, "data-device=\"" + escape(d.uuid) + "\"");
   }
   return o.str() + "</section>";
 }

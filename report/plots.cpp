@@ -57,7 +57,8 @@ std::string scatter_plot(const std::string& title, const std::vector<ScatterPoin
   std::string line;
   for (size_t k : front) {
     on_front.insert(index[k]);
-    line += (line.empty() ? "" : " ") + fmt(f.x()(front_pts[k].x)) + "," + fmt(f.y()(front_pts[k].y));
+    line +=
+        (line.empty() ? "" : " ") + fmt(f.x()(front_pts[k].x)) + "," + fmt(f.y()(front_pts[k].y));
   }
   if (!front.empty())
     f.add("<polyline data-mark=\"front\" class=\"front\" data-points=\"" +
@@ -68,9 +69,8 @@ std::string scatter_plot(const std::string& title, const std::vector<ScatterPoin
       const auto& p = pts[i];
       if ((p.kind == "stale") != (pass == 0) || !(p.ms > 0)) continue;
       const double x = f.x()(ex(p.error)), y = f.y()(p.ms);
-      const std::string tip = p.config + ": " + fmt(p.ms) + " ms, error " + fmt(p.error, 3) +
-                              " (" + p.kind + (on_front.count(i) ? ", on the Pareto front" : "") +
-                              ")";
+      const std::string tip = p.config + ": " + fmt(p.ms) + " ms, error " + fmt(p.error, 3) + " (" +
+                              p.kind + (on_front.count(i) ? ", on the Pareto front" : "") + ")";
       f.add(circle("point", "pt " + p.kind + (on_front.count(i) ? " onfront" : ""), x, y, 3.5, tip,
                    " data-kind=\"" + escape(p.kind) + "\""));
     }
@@ -103,8 +103,8 @@ std::string heatmap_plot(const std::string& algo, const std::vector<HeatCell>& c
   for (size_t j = 0; j < ds.size(); ++j)
     f.add("<text class=\"tick\" text-anchor=\"end\" x=\"" + fmt(left - 4) + "\" y=\"" +
           fmt(top + ch * (j + 0.5) + 4) + "\">" + std::to_string(ds[j]) + "</text>");
-  f.add("<text class=\"label\" text-anchor=\"middle\" x=\"" +
-        fmt(left + cw * ks.size() / 2.0) + "\" y=\"" + fmt(height - 8) +
+  f.add("<text class=\"label\" text-anchor=\"middle\" x=\"" + fmt(left + cw * ks.size() / 2.0) +
+        "\" y=\"" + fmt(height - 8) +
         "\">chunk length K</text><text class=\"label\" text-anchor=\"middle\" "
         "transform=\"translate(12," +
         fmt(top + ch * ds.size() / 2.0) + ") rotate(-90)\">D</text>");
@@ -115,9 +115,9 @@ std::string heatmap_plot(const std::string& algo, const std::vector<HeatCell>& c
     const double ratio = best_ms > 0 ? c.best_ms / best_ms : 1;
     const double t = std::log(std::clamp(ratio, 1.0, worst_ratio)) / span;
     const std::string color = ramp_color(1 - t);  // fast: bright
-    f.add("<g><rect data-mark=\"cell\" x=\"" + fmt(left + cw * i) + "\" y=\"" +
-          fmt(top + ch * j) + "\" width=\"" + std::to_string(cw - 1) + "\" height=\"" +
-          std::to_string(ch - 1) + "\" fill=\"" + color + "\"><title>" +
+    f.add("<g><rect data-mark=\"cell\" x=\"" + fmt(left + cw * i) + "\" y=\"" + fmt(top + ch * j) +
+          "\" width=\"" + std::to_string(cw - 1) + "\" height=\"" + std::to_string(ch - 1) +
+          "\" fill=\"" + color + "\"><title>" +
           escape(c.config + ": " + fmt(c.best_ms) + " ms (" + fmt(ratio, 3) + "x the best; " +
                  std::to_string(c.configs) + " configs in this cell)") +
           "</title></rect><text class=\"cell\" text-anchor=\"middle\" x=\"" +
@@ -170,9 +170,10 @@ std::string speedup_plot(const std::string& title, const std::vector<SpeedupRow>
   x.to = width - 60;
   for (double v : x.ticks())
     f.add("<line class=\"grid\" x1=\"" + fmt(x(v)) + "\" x2=\"" + fmt(x(v)) + "\" y1=\"" +
-          fmt(top) + "\" y2=\"" + fmt(height - 30) + "\"/><text class=\"tick\" "
-          "text-anchor=\"middle\" x=\"" + fmt(x(v)) + "\" y=\"" + fmt(height - 16) + "\">" +
-          fmt(v, 3) + "x</text>");
+          fmt(top) + "\" y2=\"" + fmt(height - 30) +
+          "\"/><text class=\"tick\" "
+          "text-anchor=\"middle\" x=\"" +
+          fmt(x(v)) + "\" y=\"" + fmt(height - 16) + "\">" + fmt(v, 3) + "x</text>");
   f.add("<line class=\"one\" x1=\"" + fmt(x(1)) + "\" x2=\"" + fmt(x(1)) + "\" y1=\"" + fmt(top) +
         "\" y2=\"" + fmt(height - 30) + "\"/>");
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -196,8 +197,8 @@ std::string speedup_plot(const std::string& title, const std::vector<SpeedupRow>
             "\"><title>" +
             escape(r.label + ": " + fmt(v, 3) + "x over " +
                    (std::string(series) == "default" ? "the untuned default" : "mamba_ssm")) +
-            "</title></rect><text class=\"note\" x=\"" + fmt(x(v) + 4) + "\" y=\"" +
-            fmt(by + 9) + "\">" + fmt(v, 3) + "x</text>");
+            "</title></rect><text class=\"note\" x=\"" + fmt(x(v) + 4) + "\" y=\"" + fmt(by + 9) +
+            "\">" + fmt(v, 3) + "x</text>");
     }
   }
   return f.str();

@@ -33,9 +33,9 @@ std::string curve_plot(const std::string& title, const std::vector<CurvePoint>& 
                        const std::string& attrs);
 
 struct SpeedupRow {
-  std::string label;     // the problem key
-  double vs_default = 0; // default ms / selected ms; 0: not known
-  double vs_mamba = 0;   // mamba_ssm ms / ssmtune ms; 0: not known
+  std::string label;      // the problem key
+  double vs_default = 0;  // default ms / selected ms; 0: not known
+  double vs_mamba = 0;    // mamba_ssm ms / ssmtune ms; 0: not known
   bool stale = false;
 };
 // Horizontal bars per problem, one series each, a line at 1x.

@@ -75,10 +75,10 @@ Result<Model> load_model(cache::TuningDb& db, const cache::Versions& current,
   }
   SSMTUNE_ASSIGN_OR_RETURN(auto best, db.list_best(current));
   for (const auto& b : best) {
-    m.best.push_back({b.device_uuid, b.problem_key, b.config_key, b.median_ms, b.spread_ms,
-                      b.rel_l2, b.timestamp, b.rule, b.stale,
-                      cache::stale_reason(b.driver_version, b.nvrtc_version, b.template_hash,
-                                          current)});
+    m.best.push_back(
+        {b.device_uuid, b.problem_key, b.config_key, b.median_ms, b.spread_ms, b.rel_l2,
+         b.timestamp, b.rule, b.stale,
+         cache::stale_reason(b.driver_version, b.nvrtc_version, b.template_hash, current)});
     pairs.insert({b.device_uuid, b.problem_key});
   }
 
@@ -87,9 +87,8 @@ Result<Model> load_model(cache::TuningDb& db, const cache::Versions& current,
     if (dev == records.end() || family_of(key) != "fwd") continue;
     auto p = ssmtune::Problem::from_key(strip_family(key));
     if (!p) continue;
-    const DefaultChoice d =
-        heuristic_default(*p, dev->second.sm_count,
-                          max_shared_per_block(dev->second.cc_major, dev->second.cc_minor));
+    const DefaultChoice d = heuristic_default(
+        *p, dev->second.sm_count, max_shared_per_block(dev->second.cc_major, dev->second.cc_minor));
     m.defaults.push_back({uuid, key, d.config.key()});
   }
   return m;

@@ -58,8 +58,7 @@ int token(const std::string& key, char tag) {
     size_t end = key.find('.', start);
     if (end == std::string::npos) end = key.size();
     const std::string f = key.substr(start, end - start);
-    if (f.size() > 1 && f[0] == tag &&
-        f.find_first_not_of("0123456789", 1) == std::string::npos)
+    if (f.size() > 1 && f[0] == tag && f.find_first_not_of("0123456789", 1) == std::string::npos)
       return std::atoi(f.c_str() + 1);
     start = end + 1;
   }

@@ -126,9 +126,9 @@ Frame::Frame(const std::string& kind, int width, int height, const std::string& 
              const std::string& attrs)
     : width_(width), height_(height) {
   // No xmlns: inline SVG in HTML needs none, and the page holds no URL at all.
-  head_ = "<svg class=\"plot\" data-plot=\"" + escape(kind) +
-          "\" width=\"" + std::to_string(width) + "\" height=\"" + std::to_string(height) +
-          "\" viewBox=\"0 0 " + std::to_string(width) + " " + std::to_string(height) + "\"" +
+  head_ = "<svg class=\"plot\" data-plot=\"" + escape(kind) + "\" width=\"" +
+          std::to_string(width) + "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " +
+          std::to_string(width) + " " + std::to_string(height) + "\"" +
           (attrs.empty() ? "" : " " + attrs) + ">";
   head_ += "<text class=\"title\" x=\"" + std::to_string(kLeft) + "\" y=\"16\">" + escape(title) +
            "</text>";

@@ -17,7 +17,7 @@ std::string fmt(double v, int significant = 4);
 
 // Maps data values to pixels; log scales map log10(v).
 struct Scale {
-  double lo = 0, hi = 1;  // data range
+  double lo = 0, hi = 1;    // data range
   double from = 0, to = 1;  // pixel range (to < from for a y axis)
   bool log = false;
   // A range covering `values` (finite ones; positive ones on a log scale),

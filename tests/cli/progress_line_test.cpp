@@ -14,7 +14,8 @@ struct Fake {
   double t = 100;
   std::ostringstream out;
   ProgressLine line(bool tty) {
-    return ProgressLine(out, tty, [this] { return t; }, "tune p");
+    return ProgressLine(
+        out, tty, [this] { return t; }, "tune p");
   }
 };
 

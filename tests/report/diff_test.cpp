@@ -51,7 +51,8 @@ TEST_CASE("diff: within a class a current entry stands before a stale one, then 
           "[report]") {
   const Model a = side({entry("GPU-1", "p", "new-stale", 1.0, 200, true),
                         entry("GPU-2", "p", "old-current", 2.0, 100)});
-  const Model b = side({entry("GPU-1", "p", "older", 1.0, 100), entry("GPU-2", "p", "newer", 3.0, 300)});
+  const Model b =
+      side({entry("GPU-1", "p", "older", 1.0, 100), entry("GPU-2", "p", "newer", 3.0, 300)});
   const auto rows = diff_models(a, b);
   REQUIRE(rows.size() == 1);
   CHECK(rows[0].config_a == "old-current");

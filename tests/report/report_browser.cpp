@@ -134,9 +134,9 @@ TEST_CASE("the report renders in headless Chromium with every plot's marks and n
 
   // The check above can see a request: a page that makes two is caught.
   const std::string control = kOut + "/control.html";
-  ssmtune::testing::write_file(
-      control, "<!DOCTYPE html><img src=\"http://127.0.0.1:9/x.png\"><svg><image "
-               "href=\"http://127.0.0.1:9/y.png\"/></svg>");
+  ssmtune::testing::write_file(control,
+                               "<!DOCTYPE html><img src=\"http://127.0.0.1:9/x.png\"><svg><image "
+                               "href=\"http://127.0.0.1:9/y.png\"/></svg>");
   REQUIRE(chromium(control, "--dump-dom", kOut + "/control_netlog.json").exit_code == 0);
   CHECK(page_requests(kOut + "/control_netlog.json").size() >= 2);
 

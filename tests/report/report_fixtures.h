@@ -27,8 +27,13 @@ struct SeededReport {
 };
 
 inline cache::DeviceRecord hostile_device() {
-  return {"GPU-99999999-1111-2222-3333-444444444444", "H100 <script>alert(\"x\")</script> & 'co'",
-          9, 0, 114, 13000, "13.0"};
+  return {"GPU-99999999-1111-2222-3333-444444444444",
+          "H100 <script>alert(\"x\")</script> & 'co'",
+          9,
+          0,
+          114,
+          13000,
+          "13.0"};
 }
 
 // `stale_only`: every row made under driver 12.4 (stale against sample_versions()).
@@ -39,8 +44,7 @@ inline SeededReport seed_report_db(cache::TuningDb& db, uint64_t seed, bool stal
   std::uniform_real_distribution<double> err_exp(-7.5, -4.0);
   const cache::DeviceRecord devices[2] = {sample_device(0), hostile_device()};
   for (const auto& d : devices) REQUIRE(db.upsert_device(d));
-  const std::string problems[3] = {problem_key(0), problem_key(1, DType::kBF16),
-                                   problem_key(2)};
+  const std::string problems[3] = {problem_key(0), problem_key(1, DType::kBF16), problem_key(2)};
   const ScanAlgo algos[4] = {ScanAlgo::kSequential, ScanAlgo::kWarpScan, ScanAlgo::kBlelloch,
                              ScanAlgo::kPipelined};
   for (int di = 0; di < 2; ++di) {
