@@ -75,22 +75,23 @@ std::vector<std::pair<std::string, int>> failure_counts(const std::vector<const 
 std::vector<CurvePoint> tuning_curve(const std::vector<const Measurement*>& ms) {
   std::vector<CurvePoint> out;
   if (ms.empty()) return out;
-  int64_t t0 = ms.front()->timestamp, t1 = t0;
-  for (const Measurement* m : ms) {
-    t0 = std::min(t0, m->timestamp);
-    t1 = std::max(t1, m->timestamp);
-  }
   std::vector<const Measurement*> sorted(ms);
   std::stable_sort(sorted.begin(), sorted.end(), [](const Measurement* a, const Measurement* b) {
     return a->timestamp < b->timestamp;
   });
-  for (const Measurement* m : sorted) {
+  double elapsed = 0;
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    if (i > 0) {
+      const double dt = double(sorted[i]->timestamp - sorted[i - 1]->timestamp);
+      if (dt <= kCurveMaxGapS) elapsed += dt;
+    }
+    const Measurement* m = sorted[i];
     if (!eligible(*m)) continue;
     if (out.empty() || m->median_ms < out.back().best_ms)
-      out.push_back({double(m->timestamp - t0), m->median_ms, m->config_key});
+      out.push_back({elapsed, m->median_ms, m->config_key});
   }
-  if (!out.empty() && out.back().elapsed_s < double(t1 - t0))
-    out.push_back({double(t1 - t0), out.back().best_ms, out.back().config});
+  if (!out.empty() && out.back().elapsed_s < elapsed)
+    out.push_back({elapsed, out.back().best_ms, out.back().config});
   return out;
 }
 

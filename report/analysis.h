@@ -35,8 +35,12 @@ std::string reason_class(const std::string& status, const std::string& detail);
 // Not-ok measurements counted by reason class, most frequent first.
 std::vector<std::pair<std::string, int>> failure_counts(const std::vector<const Measurement*>& ms);
 
+// A pause between two measurements longer than this (a resumed tune, days
+// later) counts as no time on the tuning curve.
+inline constexpr double kCurveMaxGapS = 600;
+
 struct CurvePoint {
-  double elapsed_s = 0;  // since the first measurement
+  double elapsed_s = 0;  // since the first measurement, pauses over kCurveMaxGapS left out
   double best_ms = 0;    // best eligible time up to then
   std::string config;
 };

@@ -238,7 +238,10 @@ std::string problem_section(const Model& m, const Device& d, const std::string& 
     o << scatter_plot("time against fp64 error (" + std::to_string(pts.size()) + " configs)", pts,
                       budget, attrs);
   }
-  const auto curve = tuning_curve(current);
+  Group timeline;  // every current measurement: re-measurements count where they happened
+  for (const Measurement* x : all)
+    if (!x->stale) timeline.push_back(x);
+  const auto curve = tuning_curve(timeline);
   if (!curve.empty()) o << curve_plot("tuning curve: best so far", curve, attrs);
   o << "</div>";
   const auto fails = failure_counts(current);

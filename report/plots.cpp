@@ -135,7 +135,7 @@ std::string curve_plot(const std::string& title, const std::vector<CurvePoint>& 
     xs.push_back(p.elapsed_s);
     ys.push_back(p.best_ms);
   }
-  f.axes(xs, false, "elapsed, s (from the measurements' timestamps)", ys, false,
+  f.axes(xs, false, "elapsed, s (measurement timestamps; pauses > 10 min left out)", ys, false,
          "best time so far, ms");
   std::string d;
   for (size_t i = 0; i < pts.size(); ++i) {

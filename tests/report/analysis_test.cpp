@@ -121,6 +121,17 @@ TEST_CASE("tuning curve: best eligible so far against elapsed time", "[report]")
   CHECK(c[2].elapsed_s == 30);  // the end of the run
   CHECK(c[2].best_ms == 3);
   CHECK(tuning_curve({}).empty());
+
+  // A resumed tune a day later: the pause counts as no time.
+  ms.push_back(ok("f", 2, 1e-6, 100000));
+  ms.push_back(ok("g", 2.5, 1e-6, 100005));
+  in.clear();
+  for (const auto& m : ms) in.push_back(&m);
+  const auto r = tuning_curve(in);
+  REQUIRE(r.size() == 4);
+  CHECK(r[2].elapsed_s == 30);
+  CHECK(r[2].best_ms == 2);
+  CHECK(r[3].elapsed_s == 35);
 }
 
 TEST_CASE("heat cells: the fastest eligible config per (algo, K, D)", "[report]") {
