@@ -315,7 +315,12 @@ Status Tuner::tune(const Problem& p, Table& table) {
     if (!dropped.count(c.key())) kept.push_back(c);
   const std::vector<KernelConfig> candidates = first_look_order(
       kept, heuristic_default(p, device_.sm_count, device_.max_shared_per_block).config.key());
-  progress_->replan(static_cast<int>(candidates.size()));
+  // --budget caps what is measured, so it caps the plan too.
+  auto plan = [this](size_t n) {
+    const int k = static_cast<int>(n);
+    return a_.budget > 0 ? std::min(k, a_.budget) : k;
+  };
+  progress_->replan(plan(candidates.size()));
   Budget budget;
   budget.max_configs = a_.budget;
   budget.max_seconds = a_.time_limit;
@@ -327,7 +332,7 @@ Status Tuner::tune(const Problem& p, Table& table) {
   } else {
     // An estimate: the rungs re-measure survivors (the line never shows more
     // done than planned).
-    progress_->replan(static_cast<int>(candidates.size() * 4 / 3));
+    progress_->replan(plan(candidates.size() * 4 / 3));
     run_halving(candidates, fn, budget);
   }
   progress_->finish();

@@ -35,7 +35,9 @@ svg .budget{stroke:#d62728;stroke-width:1.5;stroke-dasharray:6 3}
 svg .selected{fill:none;stroke:#0a0;stroke-width:2.5}svg .step{fill:none;stroke:#2a6fdb;stroke-width:2}
 svg .improvement{fill:#2a6fdb}svg .bar.default{fill:#2a6fdb}svg .bar.mamba{fill:#9467bd}
 svg .bar.stale{fill:#bbb}svg .one{stroke:#000;stroke-dasharray:3 3}svg text.cell{font-size:10px}
-svg text.note{fill:#666}ul.fail{margin:4px 0}
+svg text.note{fill:#666}ul.fail{margin:4px 0}.key.eligible{color:#2a6fdb}
+.key.over-budget{color:#e08a00}.key.inaccurate{color:#d62728}.key.stale{color:#aaa}
+.key.selected{color:#0a0;font-weight:700}
 )";
 
 std::string iso(int64_t t) {
@@ -304,7 +306,13 @@ std::string render_html(const ReportInputs& in) {
     for (const auto& b : m.best) any = any || b.device_uuid == d.uuid;
     if (any) o << gpu_section(in, d, groups);
   }
-  o << "<h2 id=\"problems\">Problems</h2>";
+  o << "<h2 id=\"problems\">Problems</h2><p class=\"legend\">Time against error: "
+       "<span class=\"key eligible\">&#9679;</span> inside the budget, "
+       "<span class=\"key over-budget\">&#9679;</span> over it, "
+       "<span class=\"key inaccurate\">&#9679;</span> inaccurate (failed the check), "
+       "<span class=\"key stale\">&#9675;</span> stale, dashed black: the Pareto front, "
+       "dashed red: the error budget, <span class=\"key selected\">&#9711;</span> the "
+       "selected config.</p>";
   for (const auto& d : m.devices)
     for (const auto& [k, g] : groups)
       if (k.first == d.uuid) o << problem_section(m, d, k.second, g);
