@@ -13,8 +13,8 @@
 #include "runtime/call_args.h"
 #include "ssmtune/runtime.h"
 #include "tuner/fwd/device_problem.h"
-#include "tuner/fwd/runner.h"
 #include "tuner/fwd/heuristics.h"
+#include "tuner/fwd/runner.h"
 
 using namespace ssmtune;
 

@@ -23,5 +23,6 @@ void add_tune_command(CLI::App& app);
 void add_worker_command(CLI::App& app);
 void add_explain_command(CLI::App& app);
 void add_db_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 
 }  // namespace ssmtune::cli

@@ -9,9 +9,9 @@
 #include "cli/table.h"
 #include "jit/compiler.h"
 #include "jit/program_builder.h"
-#include "tuner/fwd/plan.h"
 #include "tuner/fwd/family.h"
 #include "tuner/fwd/heuristics.h"
+#include "tuner/fwd/plan.h"
 #include "tuner/records.h"
 
 namespace ssmtune::cli {

@@ -8,6 +8,8 @@
 #include "cache/keys.h"
 #include "cli/commands.h"
 #include "cli/db_support.h"
+#include "report/diff.h"
+#include "report/report_data.h"
 #include "tuner/selection.h"
 
 namespace ssmtune::cli {
@@ -162,6 +164,7 @@ struct DiffArgs {
   DbOptions db;
   VersionOptions versions;
   std::string against, device, against_device;
+  std::vector<std::string> databases;  // positional: A B, or B (A from --db)
 };
 
 struct Side {
@@ -195,11 +198,66 @@ Result<Side> load_side(cache::TuningDb& db, const std::string& device_flag, cons
   return s;
 }
 
+// Two databases per device class (GPU name) and problem, every device of each.
+void diff_by_class(const std::string& path_a, const std::string& path_b, const Versions& v,
+                   Format fmt) {
+  const char* name = "db diff";
+  report::Model models[2];
+  const std::string paths[2] = {path_a, path_b};
+  for (int i = 0; i < 2; ++i) {
+    auto db = open_for_read(paths[i]);
+    if (!report(name, db.status())) return;
+    auto m = report::load_model(*db, v, describe(v));
+    if (!report(name, m.status())) return;
+    models[i] = std::move(*m);
+  }
+  const auto rows = report::diff_models(models[0], models[1]);
+  Table t({"device", "problem", "change", "config_a", "ms_a", "config_b", "ms_b", "ratio_b_over_a",
+           "stale"});
+  for (const auto& r : rows) {
+    auto num = [](double x) { return x > 0 ? nlohmann::json(x) : nlohmann::json(); };
+    auto str = [](const std::string& x) {
+      return x.empty() ? nlohmann::json() : nlohmann::json(x);
+    };
+    t.add_row({r.device, r.problem, r.change, str(r.config_a), num(r.ms_a), str(r.config_b),
+               num(r.ms_b), num(r.ratio),
+               std::string(r.stale_a ? "a" : "") + (r.stale_b ? "b" : "")});
+  }
+  if (fmt == Format::kTable) {
+    const auto s = report::summarize(rows);
+    std::cout << "A: " << models[0].source << "\nB: " << models[1].source << "\n"
+              << s.changed << " changed config, " << s.same << " same, " << s.added
+              << " added in B, " << s.removed << " removed in B (ratio: B ms / A ms)\n\n";
+  }
+  t.print(std::cout, fmt);
+}
+
 void diff(const DiffArgs& a) {
   const char* name = "db diff";
   auto fmt = parse_format(a.db.format);
   if (!report(name, fmt.status())) return;
-  if (a.against.empty() && a.against_device.empty()) {
+  if (a.databases.size() > 2) {
+    report(name, Status::invalid_argument("give at most two databases (A B)"));
+    return;
+  }
+  // Positional databases: "A B", or "B" with A from --db.
+  std::string db_a = a.db.db, against = a.against;
+  if (!a.databases.empty()) {
+    if (!against.empty()) {
+      report(name,
+             Status::invalid_argument("give the other database once: positional or --against"));
+      return;
+    }
+    against = a.databases.back();
+    if (a.databases.size() == 2) db_a = a.databases.front();
+  }
+  if (!against.empty() && a.device.empty() && a.against_device.empty()) {
+    auto v = current_versions(a.versions);
+    if (!report(name, v.status())) return;
+    diff_by_class(db_a, against, *v, *fmt);
+    return;
+  }
+  if (against.empty() && a.against_device.empty()) {
     report(name, Status::invalid_argument(
                      "diff compares two databases (--against FILE) or two devices (--device "
                      "UUID --against-device UUID)"));
@@ -207,15 +265,15 @@ void diff(const DiffArgs& a) {
   }
   auto v = current_versions(a.versions);
   if (!report(name, v.status())) return;
-  auto da = open_for_read(a.db.db);
+  auto da = open_for_read(db_a);
   if (!report(name, da.status())) return;
   auto sa = load_side(*da, a.device, *v, "A");
   if (!report(name, sa.status())) return;
   Result<Side> sb = Status::internal("unset");
-  if (a.against.empty()) {
+  if (against.empty()) {
     sb = load_side(*da, a.against_device, *v, "B");
   } else {
-    auto db = open_for_read(a.against);
+    auto db = open_for_read(against);
     if (!report(name, db.status())) return;
     sb = load_side(*db, a.against_device, *v, "B");
   }
@@ -264,8 +322,12 @@ void add_db_explain(CLI::App& db) {
 
 void add_db_diff(CLI::App& db) {
   auto* cmd = db.add_subcommand(
-      "diff", "Compare the best configs and times of two databases or two devices");
+      "diff",
+      "Compare the best configs and times of two databases (per GPU name and problem: changed, "
+      "same, added, removed) or of two devices");
   auto a = std::make_shared<DiffArgs>();
+  cmd->add_option("databases", a->databases,
+                  "A B: the two databases (or only B, with A from --db)");
   cmd->add_option("--against", a->against, "the other database (default: the same one)");
   cmd->add_option("--device", a->device, "device of side A (needed when it holds several)");
   cmd->add_option("--against-device", a->against_device,

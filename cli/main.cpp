@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   ssmtune::cli::add_worker_command(app);
   ssmtune::cli::add_explain_command(app);
   ssmtune::cli::add_db_command(app);
+  ssmtune::cli::add_report_command(app);
   auto known = [&app](const std::string& name) {
     for (const auto* sub : app.get_subcommands({}))
       if (sub->get_name() == name) return true;

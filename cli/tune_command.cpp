@@ -6,13 +6,16 @@
 
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <optional>
 
 #include "cache/db_path.h"
 #include "cache/sqlite_cubin_cache.h"
 #include "cache/tuning_db.h"
 #include "cli/commands.h"
 #include "cli/problem_options.h"
+#include "cli/progress_line.h"
 #include "cli/table.h"
 #include "jit/compiler.h"
 #include "jit/template_sources.h"
@@ -60,18 +63,42 @@ Result<std::vector<ParsedProblem>> load_shapes(const std::string& path) {
   return out;
 }
 
-// Progress on stderr: one line per stage; the measuring count in place.
-void print_progress(const TuneEvent& e) {
-  if (e.kind == TuneEvent::kMeasured) {
-    std::fprintf(stderr, "\r[tune %s] %d/%d  best %s %.4f ms  elapsed %.0f s   ", e.problem.c_str(),
-                 e.done, e.planned, e.best_config.c_str(), e.best_ms, e.elapsed_s);
-    if (!e.message.empty()) std::fprintf(stderr, "\n[tune %s] %s\n", e.problem.c_str(), e.message.c_str());
-  } else if (!e.message.empty()) {
-    std::fprintf(stderr, "%s[tune %s] %s\n", e.kind == TuneEvent::kDone ? "\n" : "",
-                 e.problem.c_str(), e.message.c_str());
+// Progress on stderr: the stage lines as they come, then the progress line
+// (live on a terminal, plain lines otherwise) while configs are measured.
+class TuneProgress {
+ public:
+  explicit TuneProgress(double time_limit_s) : time_limit_s_(time_limit_s) {}
+  void operator()(const TuneEvent& e) {
+    if (e.kind == TuneEvent::kMeasured) {
+      if (!line_) return;
+      if (e.planned != planned_) line_->replan(planned_ = e.planned);
+      line_->on_timed(e.config, e.ms, e.usable);
+      if (!e.message.empty()) say(e);
+      return;
+    }
+    if (e.kind == TuneEvent::kCompiled) {
+      if (!e.message.empty()) say(e);
+      line_.emplace(ProgressLine::for_stderr("tune " + e.problem));
+      line_->start(planned_ = e.planned, e.compiled, time_limit_s_);
+      line_->on_compiled(e.compiled);
+      return;
+    }
+    if (e.kind == TuneEvent::kDone && line_) {
+      line_->finish();
+      line_.reset();
+    }
+    if (!e.message.empty()) say(e);
   }
-  std::fflush(stderr);
-}
+
+ private:
+  static void say(const TuneEvent& e) {
+    std::fprintf(stderr, "[tune %s] %s\n", e.problem.c_str(), e.message.c_str());
+    std::fflush(stderr);
+  }
+  double time_limit_s_;
+  int planned_ = 0;
+  std::optional<ProgressLine> line_;
+};
 
 void run(const TuneArgs& a) {
   auto fmt = parse_format(a.format);
@@ -109,7 +136,8 @@ void run(const TuneArgs& a) {
            "inaccurate", "from_db", "best", "best_ms", "best_rel_l2", "wall_s", "cut_short"});
   for (const auto& p : problems) {
     WorkerMeasurer measurer(wo);
-    auto r = tune_problem(*db, compiler, measurer, *p.family, *p.problem, opt, print_progress);
+    TuneProgress progress(opt.time_limit);
+    auto r = tune_problem(*db, compiler, measurer, *p.family, *p.problem, opt, std::ref(progress));
     if (!report("tune", r.status().with_context(p.problem->key()))) return;
     for (const auto& d : r->defects)
       std::fprintf(stderr, "[tune %s] DEFECT: %s\n", r->problem_key.c_str(), d.c_str());

@@ -22,5 +22,4 @@ std::vector<ProgramSpec> make_programs(const std::vector<Instantiation>& instant
                                        size_t per_program, const std::string& arch,
                                        const std::string& name_prefix = "ssmtune");
 
-
 }  // namespace ssmtune::jit

@@ -69,8 +69,8 @@ Result<FamilyChoice> choose_family_config(cache::TuningDb* db, const KernelFamil
       ch.distance = dist;
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.2f", dist);
-      ch.reason = "nearest: " + b.config_key + " tuned for " + b.problem_key +
-                  " (log2 distance " + buf + "), legal for this shape";
+      ch.reason = "nearest: " + b.config_key + " tuned for " + b.problem_key + " (log2 distance " +
+                  buf + "), legal for this shape";
       nearest = ch;
     }
     if (nearest) return *nearest;
@@ -89,9 +89,9 @@ Result<FamilyChoice> choose_family_config(cache::TuningDb* db, const KernelFamil
 Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& device,
                                    const Versions& versions, const FwdProblem& p) {
   SSMTUNE_RETURN_IF_ERROR(p.validate());
-  SSMTUNE_ASSIGN_OR_RETURN(FamilyChoice f,
-                           choose_family_config(db, fwd_family(), FwdFamilyProblem(p), device,
-                                                versions));
+  SSMTUNE_ASSIGN_OR_RETURN(
+      FamilyChoice f,
+      choose_family_config(db, fwd_family(), FwdFamilyProblem(p), device, versions));
   SSMTUNE_ASSIGN_OR_RETURN(FwdConfig c, FwdConfig::from_key(f.config));
   ConfigChoice ch;
   ch.config = c;

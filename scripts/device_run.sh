@@ -3,7 +3,7 @@
 # elsewhere: the GPU suites, the per-algorithm bench table, tuning runs and
 # the seed's check. Outputs land in ${OUT:-out}/.
 # Usage: scripts/device_run.sh BUILD_DIR PART...
-#   (tests bench check tune_seed tune_mid db overhead explain)
+#   (tests bench check tune_seed tune_mid db report overhead explain)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -37,6 +37,8 @@ for part in "${@:2}"; do
       TAIL=6 step tune_mid_fp32 150 "$build/ssmtune" tune "${shape_mid[@]}" --time-limit 40
       TAIL=6 step tune_mid_bf16 150 "$build/ssmtune" tune "${shape_mid[@]}" --dtype bf16 --time-limit 40 ;;
     db) TAIL=12 step db_best 20 "$build/ssmtune" db best ;;
+    # The HTML report of this session's database: $out/report.html (copy it to bench/).
+    report) TAIL=2 step report 60 "$build/ssmtune" report -o "$out/report.html" ;;
     overhead) TAIL=6 step overhead 60 "$build/ssmtune_bench_overhead" ;;
     explain)
       TAIL=4 step explain_exact 30 "$build/ssmtune" explain "${shape_seed[@]}"

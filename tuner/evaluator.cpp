@@ -26,8 +26,8 @@ Measurement to_measurement(const EvalResult& r, const std::string& family,
   m.repeats = r.timing.repeats;
   for (const auto& k : r.kernels) {
     m.registers = std::max<int64_t>(m.registers, k.resources.registers);
-    m.spill_bytes = std::max<int64_t>(
-        m.spill_bytes, k.resources.spill_store_bytes + k.resources.spill_load_bytes);
+    m.spill_bytes = std::max<int64_t>(m.spill_bytes,
+                                      k.resources.spill_store_bytes + k.resources.spill_load_bytes);
     m.shared_bytes = std::max<int64_t>(m.shared_bytes, k.resources.shared_bytes);
   }
   for (const OutputScore& o : r.outputs) {

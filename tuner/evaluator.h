@@ -33,7 +33,7 @@ struct EvalOptions {
 struct EvalResult {
   std::string config;
   MeasureStatus status = MeasureStatus::kOk;
-  std::string detail;  // why it was pruned, the compile log excerpt, the launch error
+  std::string detail;                // why it was pruned, the compile log excerpt, the launch error
   std::vector<OutputScore> outputs;  // each named output's score, in the family's order
   Verdict verdict = Verdict::kInside;  // the worst over the outputs
   Timing timing;

@@ -49,7 +49,8 @@ Result<const KernelFamily*> family_of_problem(const std::string& problem_key) {
   const std::string name = colon == std::string::npos ? "fwd" : problem_key.substr(0, colon);
   if (const KernelFamily* f = find_family(name)) return f;
   std::string known;
-  for (const KernelFamily* f : all_families()) known += std::string(known.empty() ? "" : ", ") + f->name();
+  for (const KernelFamily* f : all_families())
+    known += std::string(known.empty() ? "" : ", ") + f->name();
   return Status::invalid_argument("problem key '" + problem_key + "': unknown kernel family '" +
                                   name + "' (known: " + known + ")");
 }

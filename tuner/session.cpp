@@ -38,7 +38,7 @@ class Session {
   bool already_tuned();
   Measurement base(const std::string& config) const;
   TrialResult measure(const std::string& config, double target_ms);
-  void emit(TuneEvent::Kind kind, const std::string& message = "");
+  void emit(TuneEvent::Kind kind, const std::string& message = "", TuneEvent e = {});
   Status record(const std::vector<Measurement>& ms);
 
   TuningStore& store_;
@@ -58,9 +58,8 @@ class Session {
   double best_ms_ = 0;
 };
 
-void Session::emit(TuneEvent::Kind kind, const std::string& message) {
+void Session::emit(TuneEvent::Kind kind, const std::string& message, TuneEvent e) {
   if (!progress_) return;
-  TuneEvent e;
   e.kind = kind;
   e.problem = key_;
   e.message = message;
@@ -157,7 +156,7 @@ TrialResult Session::measure(const std::string& config, double target_ms) {
       ++report_.pruned;
       break;
   }
-  if (Status s = record({m}); !s) emit(TuneEvent::kMeasured, s.to_string());
+  const Status recorded = record({m});
   out.usable = m.status == MeasureStatus::kOk;
   out.median_ms = m.median_ms;
   out.spread_ms = m.spread_ms;
@@ -166,7 +165,11 @@ TrialResult Session::measure(const std::string& config, double target_ms) {
     best_ms_ = m.median_ms;
     best_key_ = config;
   }
-  emit(TuneEvent::kMeasured);
+  TuneEvent e;
+  e.config = config;
+  e.ms = m.median_ms;
+  e.usable = out.usable;
+  emit(TuneEvent::kMeasured, recorded ? "" : recorded.to_string(), e);
   return out;
 }
 
@@ -227,10 +230,12 @@ Result<TuneReport> Session::run() {
     specs.push_back(*spec);
   }
   const double t_compile = now_s();
-  emit(TuneEvent::kCompiled, std::to_string(report_.configs) + " configs: " +
-                                 std::to_string(report_.pruned) +
-                                 " pruned before compiling; compiling " +
-                                 std::to_string(specs.size()) + "...");
+  TuneEvent compiling;
+  compiling.compiled = static_cast<int>(specs.size());
+  emit(TuneEvent::kCompiling,
+       std::to_string(report_.configs) + " configs: " + std::to_string(report_.pruned) +
+           " pruned before compiling; compiling " + std::to_string(specs.size()) + "...",
+       compiling);
   auto programs = compiler_.compile_all(specs);
   report_.compiled = static_cast<int>(specs.size());
   std::set<std::string> dropped;
@@ -255,7 +260,7 @@ Result<TuneReport> Session::run() {
   char buf[96];
   std::snprintf(buf, sizeof buf, "compiled in %.1f s; %zu dropped after compiling",
                 now_s() - t_compile, dropped.size());
-  emit(TuneEvent::kCompiled, buf);
+  const std::string compiled_line = buf;
 
   // Stage 3: the strategy, the default first.
   std::vector<std::string> kept;
@@ -264,6 +269,11 @@ Result<TuneReport> Session::run() {
   const std::vector<std::string> candidates =
       family_.first_look_order(kept, family_.heuristic_default(problem_, info_.device).config);
   planned_ = static_cast<int>(candidates.size());
+  if (o_.strategy == "halving") planned_ = planned_ * 4 / 3;
+  if (o_.budget > 0) planned_ = std::min(planned_, o_.budget);
+  TuneEvent compiled;
+  compiled.compiled = static_cast<int>(specs.size());
+  emit(TuneEvent::kCompiled, compiled_line, compiled);
   Budget budget;
   budget.max_configs = o_.budget;
   budget.max_seconds = o_.time_limit;
@@ -275,7 +285,6 @@ Result<TuneReport> Session::run() {
   } else if (o_.strategy == "random") {
     trials = run_random(candidates, fn, budget, o_.seed);
   } else {
-    planned_ = static_cast<int>(candidates.size() * 4 / 3);
     trials = run_halving(candidates, fn, budget);
   }
   std::set<std::string> met;

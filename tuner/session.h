@@ -33,11 +33,21 @@ Status validate(const TuneOptions& o);
 
 // What happened, for the progress line and the summary table.
 struct TuneEvent {
-  enum Kind { kStart, kCompiled, kMeasured, kDone } kind = kStart;
+  enum Kind {
+    kStart,      // the measurer is starting (inputs, fp64 reference)
+    kCompiling,  // `compiled` programs are being compiled
+    kCompiled,   // compiling is done: `planned` measurements follow
+    kMeasured,   // one config measured: `config`, `ms`, `usable`
+    kDone,       // the session ended (or the problem was already tuned)
+  } kind = kStart;
   std::string problem;
-  std::string message;  // a human line for kStart/kCompiled/kDone
+  std::string message;  // a human line, or empty
   int done = 0;         // configs measured so far
   int planned = 0;      // configs the strategy plans to measure (an estimate for halving)
+  int compiled = 0;     // programs compiled (kCompiling, kCompiled)
+  std::string config;   // kMeasured
+  double ms = 0;        // kMeasured: its median
+  bool usable = false;  // kMeasured: ok and inside its budget
   std::string best_config;
   double best_ms = 0;
   double elapsed_s = 0;

@@ -44,8 +44,8 @@ std::vector<Trial> run_random(const std::vector<std::string>& candidates, const 
                               const Budget& budget, uint64_t seed);
 // Successive halving: all cheaply, then the best 1/eta more carefully,
 // until a few remain, measured at the careful fidelity.
-std::vector<Trial> run_halving(const std::vector<std::string>& candidates,
-                               const MeasureFn& measure, const Budget& budget, int eta = 4);
+std::vector<Trial> run_halving(const std::vector<std::string>& candidates, const MeasureFn& measure,
+                               const Budget& budget, int eta = 4);
 
 // Shared budget clock for the strategies.
 class BudgetClock {

@@ -6,8 +6,8 @@
 
 namespace ssmtune {
 
-std::vector<Trial> run_halving(const std::vector<std::string>& candidates,
-                               const MeasureFn& measure, const Budget& budget, int eta) {
+std::vector<Trial> run_halving(const std::vector<std::string>& candidates, const MeasureFn& measure,
+                               const Budget& budget, int eta) {
   BudgetClock clock(budget);
   std::vector<Trial> all;
   std::vector<std::string> rung_configs = candidates;

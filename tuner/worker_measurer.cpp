@@ -101,8 +101,10 @@ Result<std::string> find_worker_exe() {
 }
 
 Status WorkerMeasurer::spawn() {
-  std::vector<std::string> argv = {o_.exe, "worker", "--problem", problem_, "--seed",
-                                   std::to_string(o_.seed), "--gpu", std::to_string(o_.gpu)};
+  std::vector<std::string> argv = {o_.exe,      "worker",
+                                   "--problem", problem_,
+                                   "--seed",    std::to_string(o_.seed),
+                                   "--gpu",     std::to_string(o_.gpu)};
   if (!o_.db_path.empty()) {
     argv.push_back("--db");
     argv.push_back(o_.db_path);

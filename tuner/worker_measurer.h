@@ -16,12 +16,12 @@
 namespace ssmtune {
 
 struct WorkerOptions {
-  std::string exe;        // the ssmtune executable (see find_worker_exe)
-  std::string db_path;    // the tuning database: its cubin cache is shared
-  uint64_t seed = 0;      // input seed (0: the worker draws one)
-  double max_error = 0;   // > 0: tighter rel L2 budget
-  double timeout_s = 60;  // one config may take this long before it is killed
-  int gpu = 0;            // device ordinal
+  std::string exe;                      // the ssmtune executable (see find_worker_exe)
+  std::string db_path;                  // the tuning database: its cubin cache is shared
+  uint64_t seed = 0;                    // input seed (0: the worker draws one)
+  double max_error = 0;                 // > 0: tighter rel L2 budget
+  double timeout_s = 60;                // one config may take this long before it is killed
+  int gpu = 0;                          // device ordinal
   std::vector<std::string> extra_args;  // appended to the worker's command line
 };
 

@@ -2,9 +2,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "support/test_family.h"
 #include <thread>
 #include <vector>
+#include "support/test_family.h"
 
 #include "cache/db_fixtures.h"
 #include "jit/compiler.h"

@@ -14,12 +14,12 @@
 #include "support/gpu_helpers.h"
 #include "support/problems.h"
 #include "tuner/accuracy.h"
-#include "tuner/fwd/scoring.h"
 #include "tuner/fwd/device_problem.h"
-#include "tuner/fwd/runner.h"
 #include "tuner/fwd/heuristics.h"
 #include "tuner/fwd/reference_cpu.h"
 #include "tuner/fwd/reference_gpu.h"
+#include "tuner/fwd/runner.h"
+#include "tuner/fwd/scoring.h"
 
 namespace ssmtune {
 namespace {
@@ -197,8 +197,8 @@ TEST_CASE("every algorithm and accumulation dtype matches fp64", "[gpu][fwd]") {
         auto kernel = require_ok(FwdKernel::load(plans[i], program));
         const RunOutput first = run_once(kernel, dp, scratch, stream);
         const FwdRunScore s = score_run(p, c.acc == AccType::kF64, ref, first.out.data(),
-                                     p.has_z ? first.out_z.data() : nullptr,
-                                     p.return_last_state ? first.last.data() : nullptr);
+                                        p.has_z ? first.out_z.data() : nullptr,
+                                        p.return_last_state ? first.last.data() : nullptr);
         std::printf("%-20s %-44s out %.2e out_z %.2e last %.2e budget %.1e %s\n", cs.name,
                     c.key().c_str(), s.out.rel_l2, s.has_out_z ? s.out_z.rel_l2 : 0.0,
                     s.has_last_state ? s.last_state.rel_l2 : 0.0, s.budget.rel_l2,

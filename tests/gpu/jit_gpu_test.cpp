@@ -7,13 +7,13 @@
 #include <cmath>
 #include <random>
 
-#include "templates/testing/linear_recurrence_params.cuh"
 #include "jit/compiler.h"
 #include "jit/device.h"
 #include "jit/device_buffer.h"
 #include "jit/module.h"
 #include "jit/program_builder.h"
 #include "jit/stream.h"
+#include "templates/testing/linear_recurrence_params.cuh"
 
 namespace ssmtune::jit {
 namespace {

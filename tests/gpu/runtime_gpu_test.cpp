@@ -13,9 +13,9 @@
 #include "ssmtune/runtime.h"
 #include "support/gpu_helpers.h"
 #include "tuner/accuracy.h"
-#include "tuner/fwd/scoring.h"
 #include "tuner/fwd/device_problem.h"
 #include "tuner/fwd/reference_cpu.h"
+#include "tuner/fwd/scoring.h"
 
 namespace ssmtune {
 namespace {
@@ -71,7 +71,7 @@ TEST_CASE("the C++ API matches fp64 on random problems", "[gpu][runtime]") {
     const auto out_z = require_ok(dp.download_out_z());
     const auto last = require_ok(dp.download_last_state());
     const FwdRunScore s = score_run(p, false, ref, out.data(), p.has_z ? out_z.data() : nullptr,
-                                 p.return_last_state ? last.data() : nullptr);
+                                    p.return_last_state ? last.data() : nullptr);
     INFO("rel_l2 " << s.out.rel_l2 << " verdict " << to_string(s.verdict) << "; "
                    << require_ok(rt->explain(c_args(dp))));
     CHECK((s.verdict == Verdict::kInside || s.verdict == Verdict::kAtLimit));

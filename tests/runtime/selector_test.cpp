@@ -6,8 +6,8 @@
 
 #include "cache/db_fixtures.h"
 #include "support/problems.h"
-#include "tuner/fwd/plan.h"
 #include "tuner/fwd/heuristics.h"
+#include "tuner/fwd/plan.h"
 
 namespace ssmtune {
 namespace {

@@ -32,10 +32,10 @@ int main() {
   std::string line;
   if (!std::getline(std::cin, line)) return 0;
   jit::Compiler compiler(testing::test_sources(), nullptr, 1);
-  auto program = compiler.compile(jit::make_programs(
-      {{"testing/faults.cuh",
-        "ssmtune_kernels::fault<ssmtune_kernels::FaultMode::kIllegalAddress>"}},
-      0, device->arch(), "fault")[0]);
+  auto program = compiler.compile(
+      jit::make_programs({{"testing/faults.cuh",
+                           "ssmtune_kernels::fault<ssmtune_kernels::FaultMode::kIllegalAddress>"}},
+                         0, device->arch(), "fault")[0]);
   if (!program) return 2;
   auto module = jit::Module::load(program->cubin);
   if (!module) return 2;

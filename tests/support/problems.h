@@ -9,7 +9,7 @@
 namespace ssmtune::testing {
 
 inline FwdProblem shape(int64_t batch, int64_t dim, int64_t seqlen, int64_t dstate,
-                     DType dtype = DType::kF32, int64_t groups = 1) {
+                        DType dtype = DType::kF32, int64_t groups = 1) {
   FwdProblem p;
   p.batch = batch;
   p.dim = dim;

@@ -8,8 +8,8 @@ namespace ssmtune::testing {
 
 const jit::TemplateSources& test_sources() {
   static const jit::TemplateSources sources = [] {
-    auto s = jit::TemplateSources::from_directory(std::string(SSMTUNE_SOURCE_DIR) +
-                                                  "/tests/templates");
+    auto s =
+        jit::TemplateSources::from_directory(std::string(SSMTUNE_SOURCE_DIR) + "/tests/templates");
     if (!s) {
       std::fprintf(stderr, "test templates: %s\n", s.status().to_string().c_str());
       std::abort();

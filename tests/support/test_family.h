@@ -16,6 +16,6 @@ const jit::TemplateSources& test_sources();
 
 // linear_recurrence over T in {float, double} and kItems in `items`.
 std::vector<jit::Instantiation> linear_recurrence_family(const std::vector<int>& items = {1, 2, 4,
-                                                                                         8});
+                                                                                          8});
 
 }  // namespace ssmtune::testing

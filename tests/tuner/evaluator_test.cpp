@@ -69,7 +69,8 @@ TEST_CASE("an evaluation becomes a measurement with an error per output", "[tune
 }
 
 TEST_CASE("a measurement survives the worker's JSON line", "[tuner]") {
-  const Measurement sent = to_measurement(scored_result(), "fwd", "fwd:b1.d4.l8.n4.g1.bf16.vB.vC.z");
+  const Measurement sent =
+      to_measurement(scored_result(), "fwd", "fwd:b1.d4.l8.n4.g1.bf16.vB.vC.z");
   const nlohmann::json line = nlohmann::json::parse(to_json(sent).dump());
   Measurement got;
   REQUIRE(measurement_from_json(line, "worker reply", got, {"status"}).is_ok());

@@ -67,8 +67,7 @@ TEST_CASE("random sampling takes a budget-sized sample without repeats", "[tuner
   auto other = run_random(cs, r3.fn(), b, 7);
   CHECK(again[0].config == trials[0].config);
   bool differs = false;
-  for (size_t i = 0; i < other.size(); ++i)
-    differs |= other[i].config != trials[i].config;
+  for (size_t i = 0; i < other.size(); ++i) differs |= other[i].config != trials[i].config;
   CHECK(differs);
 }
 

@@ -112,8 +112,7 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
     // (4, 5120, 8192) bf16 (0.200 to 0.198 at the fp32 mid shape); later
     // changes (bench/NOTES.md, versions 4c and 5) took it to 0.172 and
     // 1.12 ms. At seqlen 64 the sequential kernel was faster.
-    const FwdConfig pipe =
-        default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
+    const FwdConfig pipe = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
     if (p.seqlen >= 16 * pipe.chunk)
       return {pipe, "pipelined: batch x dim = " + std::to_string(chains) +
                         " channels fill the GPU and " + std::to_string(p.seqlen) +

@@ -13,7 +13,7 @@ namespace ssmtune {
 // A legal config of `algo` for `p`, with `acc` accumulation, whose shared
 // memory fits `max_shared_bytes` (0: no limit; the chunk shrinks to fit).
 FwdConfig default_config(const FwdProblem& p, ScanAlgo algo, AccType acc = AccType::kF32,
-                            size_t max_shared_bytes = 0);
+                         size_t max_shared_bytes = 0);
 
 // The default for a problem when nothing was tuned, and why.
 struct FwdDefaultChoice {

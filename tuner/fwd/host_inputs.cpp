@@ -61,9 +61,8 @@ void fill_chunk(const Spec& s, uint64_t seed, size_t begin, size_t end) {
 
 }  // namespace
 
-
-
-FwdHostInputs make_inputs(const FwdProblem& p, uint64_t seed, InputDistribution dist, unsigned threads) {
+FwdHostInputs make_inputs(const FwdProblem& p, uint64_t seed, InputDistribution dist,
+                          unsigned threads) {
   FwdHostInputs in;
   in.problem = p;
   if (!p.validate().is_ok()) return in;  // sizes could be negative or overflow: no tensors

@@ -22,13 +22,11 @@ struct FwdHostInputs {
   std::vector<double> u, delta, A, B, C, D, z, delta_bias, h0;
 };
 
-
 // Generated in chunks of fixed size, each from its own mt19937_64 seeded
 // from (seed, tensor, chunk), on up to `threads` threads (0: all cores); the
 // values do not depend on the thread count. An invalid problem gets no
 // tensors (all empty).
 FwdHostInputs make_inputs(const FwdProblem& p, uint64_t seed,
-                       InputDistribution dist = InputDistribution::kMamba, unsigned threads = 0);
-
+                          InputDistribution dist = InputDistribution::kMamba, unsigned threads = 0);
 
 }  // namespace ssmtune

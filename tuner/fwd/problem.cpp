@@ -147,7 +147,6 @@ Extent extent(const TensorArg& t) {
 
 }  // namespace
 
-
 Status FwdProblem::validate() const {
   auto at_least_1 = [](const char* name, int64_t v) {
     if (v >= 1) return Status::ok();
@@ -192,8 +191,8 @@ Status FwdProblem::validate() const {
 
 std::string FwdProblem::key() const {
   std::ostringstream os;
-  os << kFwdKeyPrefix << "b" << batch << ".d" << dim << ".l" << seqlen << ".n" << dstate << ".g" << groups << "."
-     << to_string(dtype) << flags_suffix(*this);
+  os << kFwdKeyPrefix << "b" << batch << ".d" << dim << ".l" << seqlen << ".n" << dstate << ".g"
+     << groups << "." << to_string(dtype) << flags_suffix(*this);
   return os.str();
 }
 
@@ -228,8 +227,7 @@ Result<FwdProblem> FwdProblem::from_key(const std::string& key) {
     if (!known)
       return bad("unknown flag '" + f[i] + "' (expected vB, vC, D, z, bias, sp, last, h0)");
   }
-  if (p.key() != prefix + body)
-    return bad("not in canonical form (expected '" + p.key() + "')");
+  if (p.key() != prefix + body) return bad("not in canonical form (expected '" + p.key() + "')");
   if (Status s = p.validate(); !s) return bad(s.message());
   return p;
 }

@@ -11,7 +11,6 @@
 
 namespace ssmtune {
 
-
 // Largest dstate the kernels support.
 inline constexpr int kMaxDstate = 256;
 

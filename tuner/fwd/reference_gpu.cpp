@@ -25,7 +25,7 @@ static_assert(sizeof(RefParams) == sizeof(ssmtune_kernels::SsmFwdParams) + 32 + 
 }  // namespace
 
 Result<FwdHostOutputs> reference_fwd_gpu(jit::Compiler& compiler, const std::string& arch,
-                                      const FwdDeviceProblem& dp, CUstream stream) {
+                                         const FwdDeviceProblem& dp, CUstream stream) {
   const FwdProblem& p = dp.problem();
   auto specs = jit::make_programs({reference_instantiation(p.dtype)}, 0, arch, "ssm_fwd_ref");
   SSMTUNE_ASSIGN_OR_RETURN(jit::CompiledProgram program, compiler.compile(specs.at(0)));

@@ -10,6 +10,6 @@
 namespace ssmtune {
 
 Result<FwdHostOutputs> reference_fwd_gpu(jit::Compiler& compiler, const std::string& arch,
-                                      const FwdDeviceProblem& dp, CUstream stream);
+                                         const FwdDeviceProblem& dp, CUstream stream);
 
 }  // namespace ssmtune

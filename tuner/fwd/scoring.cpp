@@ -14,17 +14,17 @@ std::vector<OutputScore> score_fwd_run(const FwdProblem& p, bool acc_is_fp64,
   double floor = rounding_floor(ref.out, p.dtype);
   if (has_out_z) floor = std::max(floor, rounding_floor(ref.out_z, p.dtype));
   const ErrorBudget budget = budget_for(p.dtype, acc_is_fp64, floor);
-  r.push_back(
-      make_output_score("out", score(ref.out, out_raw, p.dtype, tol.rtol, tol.atol), budget, floor));
+  r.push_back(make_output_score("out", score(ref.out, out_raw, p.dtype, tol.rtol, tol.atol), budget,
+                                floor));
   if (has_out_z)
     r.push_back(make_output_score("out_z", score(ref.out_z, out_z_raw, p.dtype, tol.rtol, tol.atol),
                                   budget, floor));
   if (p.return_last_state && last_state != nullptr) {
     const Tolerance t32 = mamba_tolerance(DType::kF32);
     const double floor32 = rounding_floor(ref.last_state, DType::kF32);
-    r.push_back(make_output_score("last_state",
-                                  score(ref.last_state, last_state, DType::kF32, t32.rtol, t32.atol),
-                                  budget_for(DType::kF32, acc_is_fp64, floor32), floor32));
+    r.push_back(make_output_score(
+        "last_state", score(ref.last_state, last_state, DType::kF32, t32.rtol, t32.atol),
+        budget_for(DType::kF32, acc_is_fp64, floor32), floor32));
   }
   return r;
 }

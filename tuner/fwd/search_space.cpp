@@ -6,13 +6,13 @@
 #include <set>
 
 #include "ssm/fwd_params.cuh"
-#include "tuner/fwd/plan.h"
 #include "tuner/fwd/heuristics.h"
+#include "tuner/fwd/plan.h"
 
 namespace ssmtune {
 
 std::vector<FwdSpaceEntry> search_space(const FwdProblem& p, const jit::DeviceInfo& device,
-                                     const SpaceOptions& o) {
+                                        const SpaceOptions& o) {
   std::vector<FwdConfig> raw;
   struct Exp {
     ExpMode mode;
@@ -140,7 +140,7 @@ std::vector<FwdSpaceEntry> search_space(const FwdProblem& p, const jit::DeviceIn
 }
 
 std::vector<FwdConfig> first_look_order(const std::vector<FwdConfig>& candidates,
-                                           const std::string& first_key) {
+                                        const std::string& first_key) {
   std::map<ScanAlgo, std::vector<FwdConfig>> by_algo;
   std::vector<FwdConfig> out;
   for (const auto& c : candidates) {

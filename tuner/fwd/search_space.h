@@ -11,8 +11,8 @@
 
 #include "jit/cubin_cache.h"
 #include "jit/device.h"
-#include "tuner/fwd/config.h"
 #include "tuner/family.h"
+#include "tuner/fwd/config.h"
 #include "tuner/fwd/problem.h"
 
 namespace ssmtune {
@@ -23,16 +23,15 @@ struct FwdSpaceEntry {
   std::string reason;  // why it was pruned
 };
 
-
 std::vector<FwdSpaceEntry> search_space(const FwdProblem& p, const jit::DeviceInfo& device,
-                                     const SpaceOptions& options = {});
+                                        const SpaceOptions& options = {});
 
 // The order in which a time-limited first look should meet the candidates:
 // `first` (the heuristic default) leads, then the algorithms take turns,
 // each one's MUFU-exp fp32 configs before its poly and fp64 ones, so a
 // budget cut short still leaves every algorithm measured.
 std::vector<FwdConfig> first_look_order(const std::vector<FwdConfig>& candidates,
-                                           const std::string& first_key = "");
+                                        const std::string& first_key = "");
 
 // Empty when the compiled kernels are fit to time; else why not: any spill,
 // or fewer than `min_warps_per_sm` resident warps given the registers.

@@ -18,7 +18,7 @@ constexpr size_t kShared = 227 * 1024;
 
 TEST_CASE("long sequences over many channels default to the pipelined kernel", "[tuner]") {
   for (const FwdProblem& p : {shape(8, 1536, 2048, 16), shape(4, 5120, 8192, 16),
-                           shape(8, 1536, 2048, 16, DType::kF32)}) {
+                              shape(8, 1536, 2048, 16, DType::kF32)}) {
     const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
     INFO(p.key() << " " << d.config.key() << ": " << d.reason);
     CHECK(d.config.algo == ScanAlgo::kPipelined);

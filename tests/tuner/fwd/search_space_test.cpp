@@ -5,8 +5,8 @@
 
 #include "jit/compiler.h"
 #include "jit/program_builder.h"
-#include "tuner/fwd/plan.h"
 #include "tuner/fwd/heuristics.h"
+#include "tuner/fwd/plan.h"
 
 namespace ssmtune {
 namespace {
