@@ -155,8 +155,10 @@ void run_unit(const Ctx& c, int64_t unit, Buffers& w) {
   for (int64_t d = first; d < last; ++d) channel(c, b, d, part_b, part_c, w);
 }
 
-bool sizes_match(const HostInputs& in, const std::vector<double>& dout,
-                 const std::vector<double>& dlast) {
+}  // namespace
+
+bool backward_sizes_match(const HostInputs& in, const std::vector<double>& dout,
+                          const std::vector<double>& dlast) {
   const Problem& p = in.problem;
   if (!p.validate().is_ok()) return false;
   const size_t bdl = static_cast<size_t>(p.batch * p.dim * p.seqlen);
@@ -171,6 +173,8 @@ bool sizes_match(const HostInputs& in, const std::vector<double>& dout,
          in.delta_bias.size() == (p.has_delta_bias ? dim : 0) &&
          in.h0.size() == (p.has_initial_state ? state : 0);
 }
+
+namespace {
 
 // The fixed-order reductions of the partials into `out`.
 void reduce(const Problem& p, int64_t slices, const Partials& part, BwdHostGrads& out) {
@@ -205,7 +209,7 @@ void reduce(const Problem& p, int64_t slices, const Partials& part, BwdHostGrads
 BwdHostGrads reference_backward_cpu(const HostInputs& in, const std::vector<double>& dout,
                                     const std::vector<double>& dlast, unsigned threads) {
   BwdHostGrads out;
-  if (!sizes_match(in, dout, dlast)) return out;
+  if (!backward_sizes_match(in, dout, dlast)) return out;
   const Problem& p = in.problem;
   const size_t bdl = static_cast<size_t>(p.batch * p.dim * p.seqlen);
   const size_t state = static_cast<size_t>(p.batch * p.dim * p.dstate);

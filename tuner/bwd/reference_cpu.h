@@ -29,4 +29,9 @@ struct BwdHostGrads {
 BwdHostGrads reference_backward_cpu(const HostInputs& in, const std::vector<double>& dout,
                                     const std::vector<double>& dlast, unsigned threads = 0);
 
+// True when in.problem is valid and every input, dout and dlast (or an
+// empty dlast) has the size the problem gives it.
+bool backward_sizes_match(const HostInputs& in, const std::vector<double>& dout,
+                          const std::vector<double>& dlast);
+
 }  // namespace ssmtune::bwd
