@@ -77,7 +77,8 @@ __device__ __forceinline__ void bwd_forward_chunk(
         }
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-          const AccT a = exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false);
+          const AccT a =
+              exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false);
           const AccT ah = a * h[k];
           if (hist != nullptr) hist[((t + j) * kPer + k) * Tr::kThreads + threadIdx.x] = ah;
           h[k] = ah + static_cast<AccT>(du[j]) * static_cast<AccT>(bv[j]);
@@ -92,8 +93,8 @@ template <typename Tr>
 struct BwdAcc {
   static constexpr int kPer = ChannelStates<Tr>::kPerThread;
   using AccT = typename Tr::AccT;
-  AccT r[kPer];   // a_{t+1} g_{t+1}: the adjoint flowing back into step t
-  AccT dA[kPer];  // sum_t g dt a h_{t-1}
+  AccT r[kPer];                   // a_{t+1} g_{t+1}: the adjoint flowing back into step t
+  AccT dA[kPer];                  // sum_t g dt a h_{t-1}
   AccT dB[Tr::kVarB ? 1 : kPer];  // constant B: sum_t g dt u
   AccT dC[Tr::kVarC ? 1 : kPer];  // constant C: sum_t dy h
   float a_true[kPer];             // A (unscaled)
@@ -176,7 +177,8 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
           } else {
             acc.dC[k] += dcv;
           }
-          const AccT a = exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false);
+          const AccT a =
+              exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false);
           acc.r[k] = a * g;
         }
         if constexpr (Tr::kVarB) sts4(red + 4 * n, db);
@@ -248,8 +250,8 @@ __device__ __forceinline__ void bwd_write_chunk(const SsmBwdParams& p, const Til
       }
     }
     store4<InT>(p.du, b * p.du_batch_stride + d * p.du_dim_stride + t0 + t, valid, vec, du);
-    store4<InT>(p.ddelta, b * p.ddelta_batch_stride + d * p.ddelta_dim_stride + t0 + t, valid,
-                vec, dd);
+    store4<InT>(p.ddelta, b * p.ddelta_batch_stride + d * p.ddelta_dim_stride + t0 + t, valid, vec,
+                dd);
     smem[L.chan + c * kGroups + t / 4] = part_d;
     smem[L.chan + (Tr::kDStep + c) * kGroups + t / 4] = part_bias;
   }

@@ -60,13 +60,13 @@ struct SsmBwdParams {
 // per (channel, group of 4) partial sums of dD and ddelta_bias; and the
 // recomputed a_t h_{t-1} of every (step, state, thread), AccT.
 struct BwdSmemLayout {
-  ChunkSmemLayout chunk;     // staged inputs of phase 2 (with C)
-  ChunkSmemLayout chunk_nc;  // phase 1 (no C rows)
-  int dy, sb, sa;            // channel rows (chunk.row long)
-  int red, red_row, red_buf; // offset, row per channel, floats per buffer
-  int chan;                  // 2 * d_step * groups floats
-  int hist;                  // offset in floats (8-byte aligned)
-  int floats;                // total
+  ChunkSmemLayout chunk;      // staged inputs of phase 2 (with C)
+  ChunkSmemLayout chunk_nc;   // phase 1 (no C rows)
+  int dy, sb, sa;             // channel rows (chunk.row long)
+  int red, red_row, red_buf;  // offset, row per channel, floats per buffer
+  int chan;                   // 2 * d_step * groups floats
+  int hist;                   // offset in floats (8-byte aligned)
+  int floats;                 // total
 };
 
 SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_step, int n_split,
