@@ -76,7 +76,7 @@ int reference_gpu_slice(const Problem& p, size_t scratch_limit_bytes) {
 Result<BwdHostGrads> reference_backward_gpu(const HostInputs& in, const std::vector<double>& dout,
                                             const std::vector<double>& dlast,
                                             const jit::DeviceInfo& device, jit::Compiler& compiler,
-                                            CUstream stream) {
+                                            CUstream stream, size_t scratch_limit_bytes) {
   if (!backward_sizes_match(in, dout, dlast))
     return Status::invalid_argument(
         "backward reference: inputs, dout or dlast do not match the problem " + in.problem.key());
@@ -95,7 +95,8 @@ Result<BwdHostGrads> reference_backward_gpu(const HostInputs& in, const std::vec
   const jit::Driver& drv = *drv_ptr;
 
   const size_t limit =
-      device.total_memory == 0
+      scratch_limit_bytes != 0 ? scratch_limit_bytes
+      : device.total_memory == 0
           ? size_t{1} << 30
           : std::clamp<size_t>(device.total_memory / 8, size_t{256} << 20, size_t{8} << 30);
   const int slice = reference_gpu_slice(p, limit);

@@ -27,11 +27,11 @@ size_t reference_gpu_scratch_bytes(const Problem& p, int slice);
 
 // Same contract as reference_backward_cpu (layouts, empty tensors); sizes
 // that do not match in.problem give kInvalidArgument. A context must be
-// current. The scratch limit is an eighth of the device's memory, within
-// [256 MiB, 8 GiB].
+// current. scratch_limit_bytes 0: an eighth of the device's memory, within
+// [256 MiB, 8 GiB] (tests pass small limits to make units of many channels).
 Result<BwdHostGrads> reference_backward_gpu(const HostInputs& in, const std::vector<double>& dout,
                                             const std::vector<double>& dlast,
                                             const jit::DeviceInfo& device, jit::Compiler& compiler,
-                                            CUstream stream);
+                                            CUstream stream, size_t scratch_limit_bytes = 0);
 
 }  // namespace ssmtune::bwd
