@@ -56,7 +56,9 @@ struct SsmBwdParams {
 // part is the forward's chunk layout (dt, u rows per channel; B, C rows per
 // state). Then per channel: dy, and the two per-step sums over the states
 // (sb = sum_n g B, sa = sum_n g A a h_{t-1}); two buffers of per-channel
-// dB/dC contributions of one group of 4 timesteps (row `red_row`, odd);
+// dB/dC contributions of one group of 4 timesteps (row `red_row`: 4 floats
+// of padding, so that rows stay 16-byte aligned for float4 stores and the 8
+// channels of a quarter-warp start on different bank quads);
 // per (channel, group of 4) partial sums of dD and ddelta_bias; and the
 // recomputed a_t h_{t-1} of every (step, state, thread), AccT.
 struct BwdSmemLayout {
@@ -80,7 +82,7 @@ SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_
   l.sa = l.sb + rows;
   const int nvar = (var_b ? 1 : 0) + (var_c ? 1 : 0);
   l.red = l.sa + rows;
-  l.red_row = nvar == 0 ? 0 : 4 * dstate * nvar + 1;
+  l.red_row = nvar == 0 ? 0 : 4 * dstate * nvar + 4;
   l.red_buf = d_step * l.red_row;
   l.chan = l.red + 2 * l.red_buf;
   const int per = (dstate + n_split - 1) / n_split;
