@@ -4,6 +4,7 @@
 // limit); two runs must be bitwise equal.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -169,6 +170,40 @@ TEST_CASE("GPU backward reference agrees with the CPU one on larger odd shapes",
     const int slice = reference_gpu_slice(c.p, limit ? limit : size_t{8} << 30);
     const double worst = compare(env, c.p, seed + i++, limit, /*twice=*/true);
     std::printf("%-30s slice %d worst rel L2 %.3g\n", c.name, slice, worst);
+  }
+}
+
+TEST_CASE("GPU backward reference runs a mid training shape", "[gpu][bwd]") {
+  // (8, 1536, 2048, 16) bf16 with every flag: too large for the CPU reference
+  // in a test; every gradient must be finite and two runs bitwise equal.
+  Env env;
+  Problem p = testing::shape(8, 1536, 2048, 16, DType::kBF16);
+  p.has_d = p.has_z = p.has_delta_bias = p.delta_softplus = true;
+  p.return_last_state = p.has_initial_state = true;
+  const uint64_t seed = std::random_device{}();
+  INFO(p.key() << " seed " << seed);
+  const HostInputs in = make_inputs(p, seed);
+  const auto dout = make_dout(p, seed);
+  const auto dlast = make_dlast(p, seed);
+  const auto t0 = std::chrono::steady_clock::now();
+  const BwdHostGrads a = require_ok(
+      reference_backward_gpu(in, dout, dlast, env.device, env.compiler, env.stream.get()));
+  const auto t1 = std::chrono::steady_clock::now();
+  const BwdHostGrads b = require_ok(
+      reference_backward_gpu(in, dout, dlast, env.device, env.compiler, env.stream.get()));
+  std::printf("bwd reference %s: %.2f s (slice %d)\n", p.key().c_str(),
+              std::chrono::duration<double>(t1 - t0).count(),
+              reference_gpu_slice(p, size_t{8} << 30));
+  for (const Named& g : kGrads) {
+    INFO(g.name);
+    const auto& x = a.*(g.grad);
+    const auto& y = b.*(g.grad);
+    REQUIRE(x.size() == y.size());
+    REQUIRE_FALSE(x.empty());
+    size_t bad = 0;
+    for (double v : x) bad += !std::isfinite(v);
+    CHECK(bad == 0);
+    CHECK(std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0);
   }
 }
 

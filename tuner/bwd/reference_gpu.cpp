@@ -14,7 +14,11 @@ namespace {
 
 using ssmtune_kernels::BwdRefParams;
 constexpr const char* kHeader = "ssm/bwd/bwd_reference.cuh";
+// Reduce launches: one thread per output element.
 constexpr unsigned kThreads = 128;
+// Units launch: one warp per block, so that the few thousand units of a
+// large shape (the scratch limit caps them) spread over every SM.
+constexpr unsigned kUnitThreads = 32;
 
 // Doubles of per-unit scratch: hs, part_b, part_c (dstate x seqlen) and
 // dts, dys (seqlen).
@@ -48,7 +52,9 @@ Status download(const jit::DeviceBuffer& buf, size_t doubles, std::vector<double
   return buf.download(out);
 }
 
-unsigned blocks_for(long long n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
+unsigned blocks_for(long long n, unsigned threads) {
+  return static_cast<unsigned>((n + threads - 1) / threads);
+}
 
 }  // namespace
 
@@ -193,11 +199,11 @@ Result<BwdHostGrads> reference_backward_gpu(const HostInputs& in, const std::vec
   r.part_d = m.part_d.as<double>();
   r.part_bias = m.part_bias.as<double>();
 
-  SSMTUNE_RETURN_IF_ERROR(
-      units_kernel.launch(jit::Dim3{blocks_for(units)}, jit::Dim3{kThreads}, 0, stream, r));
+  SSMTUNE_RETURN_IF_ERROR(units_kernel.launch(jit::Dim3{blocks_for(units, kUnitThreads)},
+                                              jit::Dim3{kUnitThreads}, 0, stream, r));
   auto reduce = [&](int what, size_t count) {
     r.what = what;
-    return reduce_kernel.launch(jit::Dim3{blocks_for(static_cast<long long>(count))},
+    return reduce_kernel.launch(jit::Dim3{blocks_for(static_cast<long long>(count), kThreads)},
                                 jit::Dim3{kThreads}, 0, stream, r);
   };
   using namespace ssmtune_kernels;
