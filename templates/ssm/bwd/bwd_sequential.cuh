@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) ssm_bwd_sequential(const SsmB
     __syncthreads();
     bwd_write_chunk<Tr>(p, tile, t0, len, smem, L);
     __syncthreads();
-    if (threadIdx.x < tile.nd) {
+    if (static_cast<int>(threadIdx.x) < tile.nd) {
       const int groups = (len + 3) / 4;
       for (int gi = 0; gi < groups; ++gi) {
         part_d += smem[L.chan + threadIdx.x * kGroups + gi];
@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(Tr::kThreads, 1) ssm_bwd_sequential(const SsmB
     if constexpr (!Tr::kVarB) p.part_b[bdn] = static_cast<float>(acc.dB[k]);
     if constexpr (!Tr::kVarC) p.part_c[bdn] = static_cast<float>(acc.dC[k]);
   }
-  if (threadIdx.x < tile.nd) {
+  if (static_cast<int>(threadIdx.x) < tile.nd) {
     const long long bd = b * dim + tile.d0 + threadIdx.x;
     if constexpr (Tr::kHasD) p.part_d[bd] = static_cast<float>(part_d);
     if constexpr (Tr::kHasBias) p.part_bias[bd] = static_cast<float>(part_bias);
