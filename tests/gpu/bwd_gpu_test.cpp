@@ -110,10 +110,10 @@ std::vector<BwdConfig> configs_for(const BwdProblem& p, size_t max_shared) {
   BwdConfig acc = out[0];
   acc.exp = BwdExp::kAccurate;
   out.push_back(acc);
-  // Another chunk and a two-warp block with another split.
+  // Another chunk and a one-warp block.
   const auto space = search_space(p, max_shared);
   for (const BwdConfig& c : space)
-    if (c.chunk == 16 && c.threads == 64) {
+    if (c.chunk == 32 && c.threads == 32) {
       out.push_back(c);
       break;
     }

@@ -127,28 +127,34 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   BwdConfig c;
   c.acc = acc;
   c.exp = acc == BwdAcc::kF64 ? BwdExp::kAccurate : BwdExp::kFast;
-  // About 4 states per thread (registers: h, r, dA, A twice per state), one
-  // warp per block (a block's smem grows with its channels: the history is
-  // chunk * dstate * d_step AccT).
+  // About 4 states per thread (registers: h, r, dA and A twice per state).
   int s = 1;
   while (s * 2 <= 32 && s * 2 * 4 <= p.fwd.dstate) s *= 2;
   c.n_split = s;
-  c.d_step = 32 / s;
-  c.threads = 32;
-  c.chunk = 32;
+  // Up to 128 threads: a tile's variable dB/dC partials are written per
+  // tile, so wider tiles cut that traffic (dim / d_step partial rows per
+  // B/C row); no wider than the group needs.
+  int d = 32 / s;
+  while (d * s < 128 && d < 64 && d < p.fwd.dim_per_group()) d *= 2;
+  c.d_step = d;
+  c.threads = d * s;
+  // Chunk 16: the chunk's history (chunk * dstate * d_step AccT) stays small
+  // enough for 4 blocks of 128 threads per SM at dstate 16.
+  c.chunk = 16;
   while (c.chunk > 4 && max_shared_bytes != 0 && shared_bytes(p, c) > max_shared_bytes)
     c.chunk /= 2;
-  std::string reason = "n_split " + std::to_string(s) + " gives about 4 states per thread; " +
-                       "one warp per block; chunk " + std::to_string(c.chunk) +
-                       " keeps the chunk history in shared memory small";
+  std::string reason = "n_split " + std::to_string(s) + " (about 4 states per thread), d_step " +
+                       std::to_string(d) + " (" + std::to_string(c.threads) +
+                       " threads: fewer per-tile dB/dC partials), chunk " +
+                       std::to_string(c.chunk) + " (history in shared memory)";
   return {c, reason};
 }
 
 std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes) {
   std::vector<BwdConfig> out;
-  for (int chunk : {16, 32, 64})
+  for (int chunk : {8, 16, 32})
     for (int s = 1; s <= 32 && s <= p.fwd.dstate; s *= 2)
-      for (int warps : {1, 2}) {
+      for (int warps : {1, 2, 4}) {
         if (s * 8 < p.fwd.dstate && s < 32) continue;  // over 8 states per thread: spills
         if (s > 1 && s * 2 > p.fwd.dstate) continue;   // under 2 states per thread
         BwdConfig c;

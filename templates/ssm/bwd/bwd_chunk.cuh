@@ -88,6 +88,55 @@ __device__ __forceinline__ void bwd_forward_chunk(
   }
 }
 
+// Sums kM values (a power of two) over the kL lanes of one warp that sit
+// 1 apart (a channel's lanes of one split index), by recursive halving:
+// each level sends half of what a lane holds and keeps the other half, so
+// lane i ends with kKeep sums, of values first(i) + j; levels past the
+// values' count add the one value left (owner() lanes write). A fixed
+// order: bitwise reproducible.
+template <int kM, int kL>
+struct LaneReduceScatter {
+  SSMTUNE_HD static constexpr int log2(int x) { return x <= 1 ? 0 : 1 + log2(x / 2); }
+  static constexpr int kScatter = log2(kM) < log2(kL) ? log2(kM) : log2(kL);
+  static constexpr int kKeep = kM >> kScatter;
+
+  __device__ __forceinline__ static void run(float (&v)[kM], int lane) {
+    int cnt = kM;
+#pragma unroll
+    for (int m = kL / 2; m >= 1; m /= 2) {
+      if (cnt > 1) {
+        const int half = cnt / 2;
+        const bool upper = (lane & m) != 0;
+#pragma unroll
+        for (int j = 0; j < kM / 2; ++j) {
+          if (j < half) {
+            const float send = upper ? v[j] : v[j + half];
+            const float keep = upper ? v[j + half] : v[j];
+            v[j] = keep + __shfl_xor_sync(0xffffffffu, send, m);
+          }
+        }
+        cnt = half;
+      } else {
+        v[0] += __shfl_xor_sync(0xffffffffu, v[0], m);
+      }
+    }
+  }
+  __device__ __forceinline__ static int first(int lane) {
+    int offset = 0, cnt = kM;
+#pragma unroll
+    for (int m = kL / 2; m >= 1; m /= 2) {
+      if (cnt > 1) {
+        cnt /= 2;
+        if (lane & m) offset += cnt;
+      }
+    }
+    return offset;
+  }
+  __device__ __forceinline__ static bool owner(int lane) {
+    return (lane & ((kL >> kScatter) - 1)) == 0;
+  }
+};
+
 // Per-thread accumulators of the reverse walk, carried across chunks.
 template <typename Tr>
 struct BwdAcc {
@@ -103,9 +152,10 @@ struct BwdAcc {
 // The reverse walk over one staged chunk (its history recomputed), from its
 // last group of 4 to its first. Per group: the per-step sums over this
 // thread's states (sb, sa) are summed over the channel's split lanes and
-// left in the sb/sa rows; variable dB/dC contributions of each channel go
-// to a buffer, summed over the tile's channels in channel order and written
-// as this tile's partial (b, tile, n, t0 + t).
+// left in the sb/sa rows; variable dB/dC contributions are summed over the
+// warp's channels (lane reduce-scatter), then over the block's warps in
+// warp order (shared memory), and written as this tile's partial (b, tile,
+// n, t0 + t).
 template <typename Tr>
 __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const Tile& tile,
                                                   const ChannelStates<Tr>& cs, BwdAcc<Tr>& acc,
@@ -119,6 +169,13 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
   constexpr bool kRed = Tr::kVarB || Tr::kVarC;
   constexpr int kOffC = Tr::kVarB ? 4 * Tr::kN : 0;
   constexpr int kOuts = (Tr::kVarB ? 4 * Tr::kN : 0) + (Tr::kVarC ? 4 * Tr::kN : 0);
+  constexpr int kVals = kRed ? bwd_red_values(Tr::kN, Tr::kNSplit, Tr::kVarB, Tr::kVarC) : 1;
+  constexpr int kSlotC = Tr::kVarB ? kPer * 4 : 0;  // value index of the first dC
+  constexpr int kLanes = ChunkLanes<Tr>::kLaneStride;
+  constexpr int kWarps = Tr::kThreads / 32;
+  using Scatter = LaneReduceScatter<kVals, kLanes>;
+  const int lane_c = threadIdx.x % kLanes;
+  const int warp = threadIdx.x / 32;
   const ChunkSmemLayout& l = L.chunk;
   const float* dt_row = smem + l.dt + c * l.row;
   const float* u_row = smem + l.u + c * l.row;
@@ -129,7 +186,9 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
   const long long part_base =
       (static_cast<long long>(tile.b) * gridDim.x + blockIdx.x) * Tr::kN * p.f.seqlen + t0;
   for (int t = ((len + 3) / 4 - 1) * 4; t >= 0; t -= 4) {
-    float* red = smem + L.red + ((t / 4) & 1) * L.red_buf + c * L.red_row;
+    float vals[kVals];
+#pragma unroll
+    for (int i = 0; i < kVals; ++i) vals[i] = 0.0f;
     float dt[4], u[4], dy[4], du[4];
     lds4(dt_row + t, dt);
     lds4(u_row + t, u);
@@ -155,7 +214,6 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
           for (int j = 0; j < 4; ++j) cv[j] = cs.cconst[k];
         }
         const AccT a_k = acc.a_true[k];
-        float db[4], dc[4];
 #pragma unroll
         for (int j = 3; j >= 0; --j) {
           const AccT g = acc.r[k] + static_cast<AccT>(cv[j]) * static_cast<AccT>(dy[j]);
@@ -168,12 +226,12 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
           const AccT ht = ah + static_cast<AccT>(du[j]) * static_cast<AccT>(bv[j]);
           const AccT dcv = static_cast<AccT>(dy[j]) * ht;
           if constexpr (Tr::kVarB) {
-            db[j] = static_cast<float>(dbv);
+            vals[k * 4 + j] = static_cast<float>(dbv);
           } else {
             acc.dB[k] += dbv;
           }
           if constexpr (Tr::kVarC) {
-            dc[j] = static_cast<float>(dcv);
+            vals[kSlotC + k * 4 + j] = static_cast<float>(dcv);
           } else {
             acc.dC[k] += dcv;
           }
@@ -181,8 +239,6 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
               exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false);
           acc.r[k] = a * g;
         }
-        if constexpr (Tr::kVarB) sts4(red + 4 * n, db);
-        if constexpr (Tr::kVarC) sts4(red + kOffC + 4 * n, dc);
       }
     }
     Reduce::run(sb, s, ChunkLanes<Tr>::kLaneStride);
@@ -195,16 +251,25 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
       }
     }
     if constexpr (kRed) {
-      // One barrier per group: the other buffer was last read before it.
+      // Channels of the warp, then warps in order. One barrier per group:
+      // the other buffer was last read before it.
+      Scatter::run(vals, lane_c);
+      float* buf = smem + L.red + ((t / 4) & 1) * L.red_buf;
+      if (Scatter::owner(lane_c)) {
+        float* slot = buf + (warp * Tr::kNSplit + s) * kVals + Scatter::first(lane_c);
+#pragma unroll
+        for (int i = 0; i < Scatter::kKeep; ++i) slot[i] = vals[i];
+      }
       __syncthreads();
-      const float* buf = smem + L.red + ((t / 4) & 1) * L.red_buf;
       for (int o = threadIdx.x; o < kOuts; o += Tr::kThreads) {
         const int j = o & 3;
         if (t + j >= len) continue;
-        float sum = 0.0f;
-        for (int cc = 0; cc < tile.nd; ++cc) sum += buf[cc * L.red_row + o];
         const bool is_c = o >= kOffC && Tr::kVarC;
         const int n = (is_c ? o - kOffC : o) >> 2;
+        const int idx = (n % Tr::kNSplit) * kVals + (is_c ? kSlotC : 0) + (n / Tr::kNSplit) * 4 + j;
+        float sum = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) sum += buf[w * Tr::kNSplit * kVals + idx];
         float* part = is_c ? p.part_c : p.part_b;
         part[part_base + static_cast<long long>(n) * p.f.seqlen + t + j] = sum;
       }

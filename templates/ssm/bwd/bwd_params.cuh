@@ -52,23 +52,37 @@ struct SsmBwdParams {
   int tiles_per_group;
 };
 
+// Smallest power of two >= x (x >= 1).
+SSMTUNE_HD constexpr int bwd_pow2_ceil(int x) {
+  int p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+// Per thread and group of 4 timesteps, the variable dB/dC contributions of
+// its states: (kind, state slot, step) values, padded to a power of two
+// for the lane reduce-scatter (0 without variable B or C).
+SSMTUNE_HD constexpr int bwd_red_values(int dstate, int n_split, bool var_b, bool var_c) {
+  const int nvar = (var_b ? 1 : 0) + (var_c ? 1 : 0);
+  const int per = (dstate + n_split - 1) / n_split;
+  return nvar == 0 ? 0 : bwd_pow2_ceil(nvar * per * 4);
+}
+
 // Shared memory of the sequential backward block, in floats. The first
 // part is the forward's chunk layout (dt, u rows per channel; B, C rows per
 // state). Then per channel: dy, and the two per-step sums over the states
-// (sb = sum_n g B, sa = sum_n g A a h_{t-1}); two buffers of per-channel
-// dB/dC contributions of one group of 4 timesteps (row `red_row`: 4 floats
-// of padding, so that rows stay 16-byte aligned for float4 stores and the 8
-// channels of a quarter-warp start on different bank quads);
-// per (channel, group of 4) partial sums of dD and ddelta_bias; and the
+// (sb = sum_n g B, sa = sum_n g A a h_{t-1}); two buffers of per-warp dB/dC
+// sums of one group of 4 timesteps (warps x n_split x red values); per
+// (channel, group of 4) partial sums of dD and ddelta_bias; and the
 // recomputed a_t h_{t-1} of every (step, state, thread), AccT.
 struct BwdSmemLayout {
-  ChunkSmemLayout chunk;      // staged inputs of phase 2 (with C)
-  ChunkSmemLayout chunk_nc;   // phase 1 (no C rows)
-  int dy, sb, sa;             // channel rows (chunk.row long)
-  int red, red_row, red_buf;  // offset, row per channel, floats per buffer
-  int chan;                   // 2 * d_step * groups floats
-  int hist;                   // offset in floats (8-byte aligned)
-  int floats;                 // total
+  ChunkSmemLayout chunk;     // staged inputs of phase 2 (with C)
+  ChunkSmemLayout chunk_nc;  // phase 1 (no C rows)
+  int dy, sb, sa;            // channel rows (chunk.row long)
+  int red, red_buf;          // offset, floats per buffer
+  int chan;                  // 2 * d_step * groups floats
+  int hist;                  // offset in floats (16-byte aligned)
+  int floats;                // total
 };
 
 SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_step, int n_split,
@@ -80,10 +94,9 @@ SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_
   l.dy = l.chunk.floats;
   l.sb = l.dy + rows;
   l.sa = l.sb + rows;
-  const int nvar = (var_b ? 1 : 0) + (var_c ? 1 : 0);
   l.red = l.sa + rows;
-  l.red_row = nvar == 0 ? 0 : 4 * dstate * nvar + 4;
-  l.red_buf = d_step * l.red_row;
+  const int warps = (d_step * n_split + 31) / 32;
+  l.red_buf = warps * n_split * bwd_red_values(dstate, n_split, var_b, var_c);
   l.chan = l.red + 2 * l.red_buf;
   const int per = (dstate + n_split - 1) / n_split;
   l.hist = l.chan + 2 * d_step * (chunk / 4);

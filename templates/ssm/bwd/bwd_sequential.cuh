@@ -15,7 +15,8 @@
 namespace ssmtune_kernels {
 
 template <typename Tr>
-__global__ void __launch_bounds__(Tr::kThreads, 1) ssm_bwd_sequential(const SsmBwdParams p) {
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
+    ssm_bwd_sequential(const SsmBwdParams p) {
   static_assert(ChunkLayoutChecks<Tr>::kOk, "");
   using AccT = typename Tr::AccT;
   using CS = ChannelStates<Tr>;

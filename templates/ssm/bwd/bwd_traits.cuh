@@ -27,6 +27,13 @@ struct BwdTraits {
   static constexpr bool kLastState = false, kH0 = kH0_, kDLast = kDLast_;
 
   static constexpr bool kAccDouble = sizeof(AccT) == 8;
+  // Blocks per SM the register allocation must allow: 512 threads' worth
+  // (at most 128 registers a thread) up to 4 states per thread, else 256;
+  // fp64 accumulation takes what it needs.
+  static constexpr int kPer = (kN + kNSplit - 1) / kNSplit;
+  static constexpr int kResident = kPer <= 4 ? 512 : 256;
+  static constexpr int kMinBlocks =
+      kAccDouble ? 1 : (kResident / kThreads > 1 ? kResident / kThreads : 1);
   static_assert(sizeof(AccT) == 4 || sizeof(AccT) == 8, "AccT must be float or double");
   static_assert(kN >= 1 && kN <= 256, "dstate must be in [1, 256]");
   static_assert(kChunk >= 4 && kChunk <= 1024 && kChunk % 4 == 0,

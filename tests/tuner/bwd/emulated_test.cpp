@@ -210,6 +210,18 @@ TEST_CASE("emulated backward kernels match the fp64 reference", "[bwd][emulated]
     check_case<BwdTraits<float, double, 6, 12, 16, 2, kAcc, false, true, true, false, true, false,
                          true, false>>(p, 16);
   }
+  {  // four warps, bf16, chunk 16, a partial tile, every flag
+    BwdProblem p = all_flags(make(2, 40, 50, 16, 1, DType::kBF16));
+    check_case<BwdTraits<__nv_bfloat16, float, 16, 16, 32, 4, kAcc, true, true, true, true, true,
+                         true, true, true>>(p, 18);
+  }
+  {  // dstate 64 over 16 lanes, three tiles of 2 channels, constant C
+    BwdProblem p = make(2, 6, 20, 64, 1, DType::kF32);
+    p.fwd.variable_c = false;
+    p.fwd.return_last_state = p.has_dlast = true;
+    check_case<BwdTraits<float, float, 64, 8, 2, 16, kAcc, true, false, false, false, false, false,
+                         false, true>>(p, 19);
+  }
   {  // dstate 5 over 4 lanes (states past dstate), two warps, seqlen 7
     BwdProblem p = all_flags(make(1, 16, 7, 5, 2, DType::kF32));
     check_case<
