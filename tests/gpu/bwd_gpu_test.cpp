@@ -1,8 +1,9 @@
-// Every backward algorithm and accumulation dtype against the fp64 CPU
-// backward reference, gradient by gradient (relative L2, printed), over odd
-// seqlens, dstate 1 to 256, groups, constant B/C, every flag, the three
-// input dtypes, an initial state and dlast; outputs poisoned before each
-// run; two runs must be bitwise equal; u with a batch stride past 2^31.
+// Every backward algorithm (sequential, multipass) and accumulation dtype
+// against the fp64 CPU backward reference, gradient by gradient (relative
+// L2, printed), over odd seqlens, dstate 1 to 256, groups, constant B/C,
+// every flag, the three input dtypes, an initial state and dlast; outputs
+// poisoned before each run; two runs must be bitwise equal; u with a batch
+// stride past 2^31.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -117,6 +118,13 @@ std::vector<BwdConfig> configs_for(const BwdProblem& p, size_t max_shared) {
       out.push_back(c);
       break;
     }
+  // Multipass over 3 segments, fp32 and fp64 (needs 2 chunks or more).
+  for (BwdAcc a : {BwdAcc::kF32, BwdAcc::kF64}) {
+    BwdConfig mp = default_config(p, a, max_shared).config;
+    mp.algo = BwdAlgo::kMultiPass;
+    mp.segments = 3;
+    if (check_config(p, mp, max_shared).is_ok()) out.push_back(mp);
+  }
   return out;
 }
 

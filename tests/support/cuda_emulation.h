@@ -67,40 +67,44 @@ class Barrier {
 inline Barrier block_barrier;
 inline double shuffle_slots[1024];
 
-// Runs body() as every thread of every block of grid (x, y), `threads` per
-// block; `before_block` runs before each block (e.g. to poison shared memory).
-inline void launch(unsigned gx, unsigned gy, unsigned threads, const std::function<void()>& body,
+// Runs body() as every thread of every block of grid (x, y, z), `threads`
+// per block; `before_block` runs before each block (e.g. to poison shared
+// memory). Every thread of a block must reach each barrier and shuffle.
+inline void launch(unsigned gx, unsigned gy, unsigned gz, unsigned threads,
+                   const std::function<void()>& body,
                    const std::function<void()>& before_block = {}) {
-  grid_dim = {gx, gy, 1};
+  grid_dim = {gx, gy, gz};
   block_dim = {threads, 1, 1};
-  for (unsigned by = 0; by < gy; ++by)
-    for (unsigned bx = 0; bx < gx; ++bx) {
-      block_index = {bx, by, 0};
-      if (before_block) before_block();
-      block_barrier.reset(static_cast<int>(threads));
-      std::vector<std::thread> pool;
-      for (unsigned t = 0; t < threads; ++t)
-        pool.emplace_back([&body, t] {
-          thread_index = {t, 0, 0};
-          body();
-        });
-      for (auto& th : pool) th.join();
-    }
+  for (unsigned bz = 0; bz < gz; ++bz)
+    for (unsigned by = 0; by < gy; ++by)
+      for (unsigned bx = 0; bx < gx; ++bx) {
+        block_index = {bx, by, bz};
+        if (before_block) before_block();
+        block_barrier.reset(static_cast<int>(threads));
+        std::vector<std::thread> pool;
+        for (unsigned t = 0; t < threads; ++t)
+          pool.emplace_back([&body, t] {
+            thread_index = {t, 0, 0};
+            body();
+          });
+        for (auto& th : pool) th.join();
+      }
 }
 
 // For kernels without barriers or shuffles: threads run one after another.
-inline void launch_serial(unsigned gx, unsigned gy, unsigned threads,
+inline void launch_serial(unsigned gx, unsigned gy, unsigned gz, unsigned threads,
                           const std::function<void()>& body) {
-  grid_dim = {gx, gy, 1};
+  grid_dim = {gx, gy, gz};
   block_dim = {threads, 1, 1};
-  for (unsigned by = 0; by < gy; ++by)
-    for (unsigned bx = 0; bx < gx; ++bx) {
-      block_index = {bx, by, 0};
-      for (unsigned t = 0; t < threads; ++t) {
-        thread_index = {t, 0, 0};
-        body();
+  for (unsigned bz = 0; bz < gz; ++bz)
+    for (unsigned by = 0; by < gy; ++by)
+      for (unsigned bx = 0; bx < gx; ++bx) {
+        block_index = {bx, by, bz};
+        for (unsigned t = 0; t < threads; ++t) {
+          thread_index = {t, 0, 0};
+          body();
+        }
       }
-    }
 }
 
 }  // namespace ssmtune::emulation

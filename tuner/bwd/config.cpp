@@ -1,6 +1,7 @@
 // Backward configs: keys, legality, default and search space.
 #include "tuner/bwd/config.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "ssm/bwd/bwd_params.cuh"
@@ -101,7 +102,6 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
   auto bad = [&c](const std::string& why) {
     return Status::invalid_argument("backward config " + c.key() + ": " + why);
   };
-  if (c.algo == BwdAlgo::kMultiPass) return bad("the multipass backward is not built yet");
   if (c.chunk < 4 || c.chunk > 1024 || c.chunk % 4 != 0)
     return bad("chunk must be a multiple of 4 in [4, 1024]");
   if (c.d_step < 1 || c.d_step > 64) return bad("d_step must be in [1, 64]");
@@ -112,9 +112,14 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
     return bad("threads must be a multiple of 32, at most 1024");
   if (c.acc == BwdAcc::kF64 && c.exp != BwdExp::kAccurate)
     return bad("fp64 accumulation needs the accurate exp");
-  if (c.segments != 1) return bad("segments must be 1 (sequential)");
+  if (c.algo == BwdAlgo::kSequential && c.segments != 1)
+    return bad("segments must be 1 (sequential)");
+  if (c.algo == BwdAlgo::kMultiPass && (c.segments < 2 || c.segments > 65535))
+    return bad("multipass: segments must be in [2, 65535] (grid z)");
   if (p.fwd.batch > 65535) return bad("batch above 65535 (grid y)");
   const int64_t n_chunks = (p.fwd.seqlen + c.chunk - 1) / c.chunk;
+  if (c.algo == BwdAlgo::kMultiPass && n_chunks < 2)
+    return bad("multipass: needs at least 2 chunks (one segment otherwise)");
   if (n_chunks * c.chunk > (int64_t{1} << 31) - 1) return bad("seqlen too long for int timesteps");
   const size_t smem = shared_bytes(p, c);
   if (max_shared_bytes != 0 && smem > max_shared_bytes)
@@ -147,6 +152,20 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
                        std::to_string(d) + " (" + std::to_string(c.threads) +
                        " threads: fewer per-tile dB/dC partials), chunk " +
                        std::to_string(c.chunk) + " (history in shared memory)";
+  // Few blocks and a long sequence: segments across blocks (multipass), up
+  // to about 1024 blocks of at least 8 chunks each.
+  const Problem& f = p.fwd;
+  const int64_t blocks = f.batch * f.groups * ((f.dim_per_group() + d - 1) / d);
+  const int64_t n_chunks = (f.seqlen + c.chunk - 1) / c.chunk;
+  if (blocks < 256 && n_chunks >= 16) {
+    int64_t segments = std::min<int64_t>({n_chunks / 8, (1024 + blocks - 1) / blocks, 65535});
+    if (segments >= 2) {
+      c.algo = BwdAlgo::kMultiPass;
+      c.segments = static_cast<int>(segments);
+      reason += "; multipass over " + std::to_string(segments) + " segments (" +
+                std::to_string(blocks) + " blocks alone would leave the GPU idle)";
+    }
+  }
   return {c, reason};
 }
 
@@ -167,6 +186,13 @@ std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes
   BwdConfig acc = default_config(p, BwdAcc::kF32, max_shared_bytes).config;
   acc.exp = BwdExp::kAccurate;
   if (check_config(p, acc, max_shared_bytes).is_ok()) out.push_back(acc);
+  // Multipass: the default's block over 8, 32 or 128 segments.
+  for (int segments : {8, 32, 128}) {
+    BwdConfig mp = default_config(p, BwdAcc::kF32, max_shared_bytes).config;
+    mp.algo = BwdAlgo::kMultiPass;
+    mp.segments = segments;
+    if (check_config(p, mp, max_shared_bytes).is_ok()) out.push_back(mp);
+  }
   return out;
 }
 

@@ -25,6 +25,8 @@ struct BwdPlan {
   std::vector<BwdLaunch> launches;  // in order, on one stream
   int n_chunks = 1;
   int tiles_per_group = 1;
+  int segments = 1;  // multipass: segments actually launched (none empty)
+  int seg_chunks = 1;
   ssmtune_kernels::BwdScratchLayout scratch{};
   size_t max_shared_bytes = 0;
 };

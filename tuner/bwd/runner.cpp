@@ -129,6 +129,7 @@ Status BwdKernel::launch(ssmtune_kernels::SsmBwdParams params, CUstream stream,
   const auto& l = plan_.scratch;
   char* base = reinterpret_cast<char*>(scratch.base());
   params.ckpt = base + l.ckpt;
+  params.carries = base + l.carries;
   params.part_b = reinterpret_cast<float*>(base + l.part_b);
   params.part_c = reinterpret_cast<float*>(base + l.part_c);
   params.part_a = reinterpret_cast<float*>(base + l.part_a);
@@ -136,6 +137,8 @@ Status BwdKernel::launch(ssmtune_kernels::SsmBwdParams params, CUstream stream,
   params.part_bias = reinterpret_cast<float*>(base + l.part_bias);
   params.n_chunks = plan_.n_chunks;
   params.tiles_per_group = plan_.tiles_per_group;
+  params.segments = plan_.segments;
+  params.seg_chunks = plan_.seg_chunks;
   for (const auto& launch : plan_.launches)
     SSMTUNE_RETURN_IF_ERROR(kernels_[launch.kernel].launch(launch.grid, launch.block,
                                                            launch.shared_bytes, stream, params));

@@ -3,4 +3,5 @@
 #pragma once
 
 #include "ssm/bwd/bwd_finalize.cuh"
+#include "ssm/bwd/bwd_multipass.cuh"
 #include "ssm/bwd/bwd_sequential.cuh"

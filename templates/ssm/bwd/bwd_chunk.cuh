@@ -12,8 +12,9 @@
 namespace ssmtune_kernels {
 
 // dy row per channel for timesteps [t0, t0 + len) (zeros past len and for
-// channels past the tile); with z, dy = dout * silu(z) and dz is written.
-template <typename Tr>
+// channels past the tile); with z, dy = dout * silu(z) and (kWriteDz) dz is
+// written.
+template <typename Tr, bool kWriteDz = true>
 __device__ __forceinline__ void bwd_stage_dy(const SsmBwdParams& p, const Tile& tile, int t0,
                                              int len, float* s_dy, int row) {
   using InT = typename Tr::InT;
@@ -38,7 +39,7 @@ __device__ __forceinline__ void bwd_stage_dy(const SsmBwdParams& p, const Tile& 
         dz[j] = g[j] * y[j] * sg * (1.0f + z[j] * (1.0f - sg));
         g[j] *= z[j] * sg;
       }
-      if (valid > 0)
+      if (kWriteDz && valid > 0)
         store4<InT>(p.dz, b * p.dz_batch_stride + d * p.dz_dim_stride + t0 + t, valid, vec, dz);
     }
     sts4(s_dy + c * row + t, g);
@@ -47,12 +48,14 @@ __device__ __forceinline__ void bwd_stage_dy(const SsmBwdParams& p, const Tile& 
 
 // The recurrence over one staged chunk from h (carried in and out). With a
 // history, a_t h_{t-1} of every step is kept: hist[(t * kPer + k) * kThreads
-// + tid] (each thread its own column: no bank conflicts). Whole groups of 4
-// run (the staged padding is the identity step).
-template <typename Tr>
+// + tid] (each thread its own column: no bank conflicts). kAggregate: aprod
+// accumulates prod a (the chunk's affine map is h -> aprod h + h_from_0).
+// Whole groups of 4 run (the staged padding is the identity step).
+template <typename Tr, bool kAggregate = false>
 __device__ __forceinline__ void bwd_forward_chunk(
     const ChannelStates<Tr>& cs, typename Tr::AccT (&h)[ChannelStates<Tr>::kPerThread], int c,
-    int s, int len, const float* smem, const ChunkSmemLayout& l, typename Tr::AccT* hist) {
+    int s, int len, const float* smem, const ChunkSmemLayout& l, typename Tr::AccT* hist,
+    typename Tr::AccT* aprod = nullptr) {
   using AccT = typename Tr::AccT;
   constexpr int kPer = ChannelStates<Tr>::kPerThread;
   constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
@@ -82,6 +85,7 @@ __device__ __forceinline__ void bwd_forward_chunk(
           const AccT ah = a * h[k];
           if (hist != nullptr) hist[((t + j) * kPer + k) * Tr::kThreads + threadIdx.x] = ah;
           h[k] = ah + static_cast<AccT>(du[j]) * static_cast<AccT>(bv[j]);
+          if constexpr (kAggregate) aprod[k] *= a;
         }
       }
     }
@@ -136,6 +140,42 @@ struct LaneReduceScatter {
     return (lane & ((kL >> kScatter) - 1)) == 0;
   }
 };
+
+// The adjoint carry alone over one staged chunk (dt, C and dy rows), from
+// its last group to its first: g = r + C dy, r = a g. Starting from r = 0
+// over a segment it gives the segment's reverse map r -> prod(a) r + q.
+template <typename Tr>
+__device__ __forceinline__ void bwd_reverse_carry(
+    const ChannelStates<Tr>& cs, typename Tr::AccT (&r)[ChannelStates<Tr>::kPerThread], int c,
+    int s, int len, const float* smem, const BwdSmemLayout& L) {
+  using AccT = typename Tr::AccT;
+  constexpr int kPer = ChannelStates<Tr>::kPerThread;
+  constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
+  const ChunkSmemLayout& l = L.chunk;
+  for (int t = ((len + 3) / 4 - 1) * 4; t >= 0; t -= 4) {
+    float dt[4], dy[4];
+    lds4(smem + l.dt + c * l.row + t, dt);
+    lds4(smem + L.dy + c * l.row + t, dy);
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int n = ChannelStates<Tr>::state(s, k);
+      if (kAllStatesUsed || n < Tr::kN) {
+        float cv[4];
+        if constexpr (Tr::kVarC) {
+          lds4(smem + l.c + n * l.bc_row + t, cv);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) cv[j] = cs.cconst[k];
+        }
+#pragma unroll
+        for (int j = 3; j >= 0; --j) {
+          const AccT g = r[k] + static_cast<AccT>(cv[j]) * static_cast<AccT>(dy[j]);
+          r[k] = exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false) * g;
+        }
+      }
+    }
+  }
+}
 
 // Per-thread accumulators of the reverse walk, carried across chunks.
 template <typename Tr>

@@ -1,8 +1,9 @@
 // The backward's finalize: sums the per-block partials of the main kernel in
 // a fixed order and converts to the output dtypes. blockIdx.y picks the
 // task: 0 dB, 1 dC (variable: over the tiles of the group, per (b, g, n,
-// t), to the input dtype; constant: over batch, per (d, n), fp32), 2 dA,
-// 3 dD, 4 ddelta_bias (over batch). Grid-stride over x; 64-bit indices.
+// t), to the input dtype; constant: over the rows (batch x segments), per
+// (d, n), fp32), 2 dA, 3 dD, 4 ddelta_bias (over the rows). Grid-stride
+// over x; 64-bit indices.
 #pragma once
 
 #include "ssm/bwd/bwd_traits.cuh"
@@ -14,6 +15,7 @@ template <typename Tr, bool kVar>
 __device__ __forceinline__ void bwd_finalize_bc(const SsmBwdParams& p, const float* part, void* out,
                                                 long long s0, long long s1, long long s2) {
   const long long batch = p.f.batch, dim = p.f.dim, groups = p.f.groups, L = p.f.seqlen;
+  const long long rows = batch * p.segments;
   const long long step = static_cast<long long>(gridDim.x) * blockDim.x;
   const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if constexpr (kVar) {
@@ -32,7 +34,7 @@ __device__ __forceinline__ void bwd_finalize_bc(const SsmBwdParams& p, const flo
     const long long total = dim * Tr::kN;
     for (long long i = first; i < total; i += step) {
       float sum = 0.0f;
-      for (long long b = 0; b < batch; ++b) sum += part[b * total + i];
+      for (long long r = 0; r < rows; ++r) sum += part[r * total + i];
       static_cast<float*>(out)[(i / Tr::kN) * s0 + i % Tr::kN] = sum;
     }
   }
@@ -40,7 +42,7 @@ __device__ __forceinline__ void bwd_finalize_bc(const SsmBwdParams& p, const flo
 
 template <typename Tr>
 __global__ void __launch_bounds__(kBwdFinalizeThreads) ssm_bwd_finalize(const SsmBwdParams p) {
-  const long long batch = p.f.batch, dim = p.f.dim;
+  const long long rows = static_cast<long long>(p.f.batch) * p.segments, dim = p.f.dim;
   const long long step = static_cast<long long>(gridDim.x) * blockDim.x;
   const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   switch (blockIdx.y) {
@@ -55,7 +57,7 @@ __global__ void __launch_bounds__(kBwdFinalizeThreads) ssm_bwd_finalize(const Ss
     case 2:
       for (long long i = first; i < dim * Tr::kN; i += step) {
         float sum = 0.0f;
-        for (long long b = 0; b < batch; ++b) sum += p.part_a[b * dim * Tr::kN + i];
+        for (long long r = 0; r < rows; ++r) sum += p.part_a[r * dim * Tr::kN + i];
         p.dA[(i / Tr::kN) * p.dA_dim_stride + i % Tr::kN] = sum;
       }
       break;
@@ -63,7 +65,7 @@ __global__ void __launch_bounds__(kBwdFinalizeThreads) ssm_bwd_finalize(const Ss
       if constexpr (Tr::kHasD)
         for (long long i = first; i < dim; i += step) {
           float sum = 0.0f;
-          for (long long b = 0; b < batch; ++b) sum += p.part_d[b * dim + i];
+          for (long long r = 0; r < rows; ++r) sum += p.part_d[r * dim + i];
           p.dD[i] = sum;
         }
       break;
@@ -71,7 +73,7 @@ __global__ void __launch_bounds__(kBwdFinalizeThreads) ssm_bwd_finalize(const Ss
       if constexpr (Tr::kHasBias)
         for (long long i = first; i < dim; i += step) {
           float sum = 0.0f;
-          for (long long b = 0; b < batch; ++b) sum += p.part_bias[b * dim + i];
+          for (long long r = 0; r < rows; ++r) sum += p.part_bias[r * dim + i];
           p.ddelta_bias[i] = sum;
         }
       break;

@@ -42,14 +42,20 @@ struct SsmBwdParams {
   long long dh0_batch_stride, dh0_dim_stride;
 
   // Scratch (one buffer, carved by bwd_scratch_layout), filled by the launcher.
+  // Rows r = b * segments + segment (segments = 1 for the sequential kernel).
   void* ckpt;        // AccT: state entering chunk j >= 1, [(b, j - 1, n, d)]
-  float* part_b;     // variable: [(b, tile, n, t)]; constant: [(b, d, n)]
+  void* carries;     // multipass, AccT: 5 arrays [(r, n, d)]: prod a, h from 0,
+                     // reverse carry from 0 (kernel A); h at the segment's
+                     // start, adjoint carry into its end (kernel B)
+  float* part_b;     // variable: [(b, tile, n, t)]; constant: [(r, d, n)]
   float* part_c;     // likewise
-  float* part_a;     // [(b, d, n)]
-  float* part_d;     // [(b, d)]
-  float* part_bias;  // [(b, d)]
+  float* part_a;     // [(r, d, n)]
+  float* part_d;     // [(r, d)]
+  float* part_bias;  // [(r, d)]
   int n_chunks;      // ceil(seqlen / chunk)
   int tiles_per_group;
+  int segments;  // multipass: segments of seg_chunks chunks (the last may be shorter)
+  int seg_chunks;
 };
 
 // Smallest power of two >= x (x >= 1).
@@ -108,11 +114,12 @@ SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_
 // The scratch of one backward call, in bytes from its start (each region
 // 256-byte aligned). Memory cost: checkpoints batch * (n_chunks - 1) *
 // dstate * dim AccT (1/chunk of a (batch, dim, seqlen, dstate) tensor);
-// variable dB/dC partials batch * groups * tiles_per_group * dstate * seqlen
-// fp32 each (constant: batch * dim * dstate); dA partials batch * dim *
-// dstate; dD and ddelta_bias partials batch * dim.
+// multipass carries 5 * batch * segments * dstate * dim AccT; variable
+// dB/dC partials batch * groups * tiles_per_group * dstate * seqlen fp32
+// each (constant: batch * segments * dim * dstate); dA partials batch *
+// segments * dim * dstate; dD and ddelta_bias partials batch * segments * dim.
 struct BwdScratchLayout {
-  long long ckpt, part_b, part_c, part_a, part_d, part_bias;
+  long long ckpt, carries, part_b, part_c, part_a, part_d, part_bias;
   long long bytes;
 };
 
@@ -122,15 +129,19 @@ SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(long long batch, long l
                                                          long long groups, long long dstate,
                                                          long long seqlen, int chunk, int d_step,
                                                          bool var_b, bool var_c, bool has_d,
-                                                         bool has_bias, int acc_bytes) {
+                                                         bool has_bias, int acc_bytes,
+                                                         long long segments = 1) {
   BwdScratchLayout l{};
   const long long n_chunks = (seqlen + chunk - 1) / chunk;
   const long long tiles = groups * tiles_per_group(static_cast<int>(dim / groups), d_step);
+  const long long rows = batch * segments;
   const long long var = batch * tiles * dstate * seqlen * 4;
-  const long long con = batch * dim * dstate * 4;
+  const long long con = rows * dim * dstate * 4;
   long long at = 0;
   l.ckpt = at;
   at += bwd_align256(batch * (n_chunks - 1) * dstate * dim * acc_bytes);
+  l.carries = at;
+  at += bwd_align256(segments > 1 ? 5 * rows * dstate * dim * acc_bytes : 0);
   l.part_b = at;
   at += bwd_align256(var_b ? var : con);
   l.part_c = at;
@@ -138,16 +149,17 @@ SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(long long batch, long l
   l.part_a = at;
   at += bwd_align256(con);
   l.part_d = at;
-  at += bwd_align256(has_d ? batch * dim * 4 : 0);
+  at += bwd_align256(has_d ? rows * dim * 4 : 0);
   l.part_bias = at;
-  at += bwd_align256(has_bias ? batch * dim * 4 : 0);
+  at += bwd_align256(has_bias ? rows * dim * 4 : 0);
   l.bytes = at;
   return l;
 }
 
 // Threads per block of the finalize kernel, and its grid's y (one task each:
-// dB, dC, dA, dD, ddelta_bias).
+// dB, dC, dA, dD, ddelta_bias); threads per block of the multipass combine.
 constexpr int kBwdFinalizeThreads = 256;
+constexpr int kBwdCombineThreads = 256;
 constexpr int kBwdFinalizeTasks = 5;
 
 }  // namespace ssmtune_kernels

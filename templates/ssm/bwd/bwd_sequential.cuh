@@ -14,9 +14,14 @@
 
 namespace ssmtune_kernels {
 
-template <typename Tr>
-__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
-    ssm_bwd_sequential(const SsmBwdParams p) {
+// The backward over the chunks [j_begin, j_end) of one (batch, tile): phase
+// 1 (checkpoints), phase 2 (reverse), per-block results. Sequential: the
+// whole sequence, from h0 (or 0) and dlast (or 0). kSegmented (multipass
+// kernel C): segment blockIdx.z, from the state at its start and the
+// adjoint carry into its end that the combine kernel left in the carries;
+// its partials go to row (b, segment), dh0 from segment 0.
+template <typename Tr, bool kSegmented>
+__device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
   static_assert(ChunkLayoutChecks<Tr>::kOk, "");
   using AccT = typename Tr::AccT;
   using CS = ChannelStates<Tr>;
@@ -36,6 +41,17 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   const long long b = tile.b;
   const long long dim = f.dim;
   const int n_chunks = p.n_chunks;
+  const int seg = kSegmented ? static_cast<int>(blockIdx.z) : 0;
+  const int j_begin = kSegmented ? seg * p.seg_chunks : 0;
+  const int j_end = kSegmented ? min(j_begin + p.seg_chunks, n_chunks) : n_chunks;
+  const long long row = kSegmented ? b * p.segments + seg : b;  // partials' row
+  // Multipass carries [(row, n, d)]: 3 = h at the segment's start, 4 = the
+  // adjoint carry into its end.
+  const AccT* carries = static_cast<const AccT*>(p.carries);
+  const long long carry_kind = static_cast<long long>(f.batch) * p.segments * Tr::kN * dim;
+  auto carry_index = [&](int kind, int n) {
+    return kind * carry_kind + (row * Tr::kN + n) * dim + d;
+  };
 
   CS cs;
   cs.load(f, static_cast<int>(d), s, active);
@@ -46,8 +62,11 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     const bool ok = active && n < Tr::kN;
     acc.a_true[k] = ok ? f.A[d * f.A_dim_stride + n] : 0.0f;
     acc.r[k] = 0;
-    if constexpr (Tr::kDLast)
+    if constexpr (kSegmented) {
+      if (ok) acc.r[k] = carries[carry_index(4, n)];
+    } else if constexpr (Tr::kDLast) {
       if (ok) acc.r[k] = p.dlast[b * p.dlast_batch_stride + d * p.dlast_dim_stride + n];
+    }
     acc.dA[k] = 0;
     if constexpr (!Tr::kVarB) acc.dB[k] = 0;
     if constexpr (!Tr::kVarC) acc.dC[k] = 0;
@@ -57,11 +76,23 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   auto ckpt_index = [&](int j, int n) {
     return ((b * (n_chunks - 1) + (j - 1)) * Tr::kN + n) * dim + d;
   };
+  // h at the segment's start.
+  AccT h[kPer], unused[kPer];
+  auto start_state = [&] {
+    if constexpr (kSegmented) {
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) {
+        const int n = CS::state(s, k);
+        h[k] = active && n < Tr::kN ? carries[carry_index(3, n)] : AccT(0);
+      }
+    } else {
+      CS::init(f, tile.b, static_cast<int>(d), s, active, h, unused);
+    }
+  };
 
   // Phase 1: the forward over every chunk but the last, checkpoints only.
-  AccT h[kPer], unused[kPer];
-  CS::init(f, tile.b, static_cast<int>(d), s, active, h, unused);
-  for (int j = 0; j + 1 < n_chunks; ++j) {
+  start_state();
+  for (int j = j_begin; j + 1 < j_end; ++j) {
     __syncthreads();
     ChunkStage<BwdNoC<Tr>>::stream(f, tile, j * Tr::kChunk, Tr::kChunk, smem, L.chunk_nc,
                                    threadIdx.x, blockDim.x);
@@ -76,14 +107,14 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
 
   // Phase 2: the chunks in reverse.
   AccT part_d = 0, part_bias = 0;  // thread c < kDStep: channel c's sums
-  for (int j = n_chunks - 1; j >= 0; --j) {
+  for (int j = j_end - 1; j >= j_begin; --j) {
     const int t0 = j * Tr::kChunk;
     const int len = min(Tr::kChunk, f.seqlen - t0);
     __syncthreads();  // the previous chunk's smem is consumed
     ChunkStage<Tr>::stream(f, tile, t0, len, smem, L.chunk, threadIdx.x, blockDim.x);
     bwd_stage_dy<Tr>(p, tile, t0, len, smem + L.dy, L.chunk.row);
-    if (j == 0) {
-      CS::init(f, tile.b, static_cast<int>(d), s, active, h, unused);
+    if (j == j_begin) {
+      start_state();
     } else {
 #pragma unroll
       for (int k = 0; k < kPer; ++k) {
@@ -111,18 +142,25 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   for (int k = 0; k < kPer; ++k) {
     const int n = CS::state(s, k);
     if (!active || n >= Tr::kN) continue;
-    const long long bdn = (b * dim + d) * Tr::kN + n;
+    const long long rdn = (row * dim + d) * Tr::kN + n;
     if constexpr (Tr::kH0)
-      p.dh0[b * p.dh0_batch_stride + d * p.dh0_dim_stride + n] = static_cast<float>(acc.r[k]);
-    p.part_a[bdn] = static_cast<float>(acc.dA[k]);
-    if constexpr (!Tr::kVarB) p.part_b[bdn] = static_cast<float>(acc.dB[k]);
-    if constexpr (!Tr::kVarC) p.part_c[bdn] = static_cast<float>(acc.dC[k]);
+      if (seg == 0)
+        p.dh0[b * p.dh0_batch_stride + d * p.dh0_dim_stride + n] = static_cast<float>(acc.r[k]);
+    p.part_a[rdn] = static_cast<float>(acc.dA[k]);
+    if constexpr (!Tr::kVarB) p.part_b[rdn] = static_cast<float>(acc.dB[k]);
+    if constexpr (!Tr::kVarC) p.part_c[rdn] = static_cast<float>(acc.dC[k]);
   }
   if (static_cast<int>(threadIdx.x) < tile.nd) {
-    const long long bd = b * dim + tile.d0 + threadIdx.x;
-    if constexpr (Tr::kHasD) p.part_d[bd] = static_cast<float>(part_d);
-    if constexpr (Tr::kHasBias) p.part_bias[bd] = static_cast<float>(part_bias);
+    const long long rd = row * dim + tile.d0 + threadIdx.x;
+    if constexpr (Tr::kHasD) p.part_d[rd] = static_cast<float>(part_d);
+    if constexpr (Tr::kHasBias) p.part_bias[rd] = static_cast<float>(part_bias);
   }
+}
+
+template <typename Tr>
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
+    ssm_bwd_sequential(const SsmBwdParams p) {
+  bwd_chunks<Tr, false>(p);
 }
 
 }  // namespace ssmtune_kernels

@@ -28,10 +28,11 @@ struct BwdTraits {
 
   static constexpr bool kAccDouble = sizeof(AccT) == 8;
   // Blocks per SM the register allocation must allow: 512 threads' worth
-  // (at most 128 registers a thread) up to 4 states per thread, else 256;
-  // fp64 accumulation takes what it needs.
+  // (at most 128 registers a thread) for blocks of 128 threads or more and
+  // up to 4 states per thread, else 256; fp64 accumulation takes what it
+  // needs.
   static constexpr int kPer = (kN + kNSplit - 1) / kNSplit;
-  static constexpr int kResident = kPer <= 4 ? 512 : 256;
+  static constexpr int kResident = kPer <= 4 && kThreads >= 128 ? 512 : 256;
   static constexpr int kMinBlocks =
       kAccDouble ? 1 : (kResident / kThreads > 1 ? kResident / kThreads : 1);
   static_assert(sizeof(AccT) == 4 || sizeof(AccT) == 8, "AccT must be float or double");

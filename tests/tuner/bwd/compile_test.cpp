@@ -1,6 +1,6 @@
-// Every backward algorithm x input dtype x {no flags, every flag, constant
-// B/C} compiles under NVRTC for sm_90 without spills (the ptxas report of
-// each kernel is printed).
+// Every backward algorithm (sequential, multipass) x accumulation x input
+// dtype x {no flags, every flag, constant B/C} compiles under NVRTC for
+// sm_90 without spills (the ptxas report of each kernel is printed).
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -35,12 +35,16 @@ TEST_CASE("every backward algorithm and dtype compiles for sm_90 without spills"
   jit::Compiler compiler(jit::TemplateSources::embedded(), nullptr);
   std::vector<jit::Instantiation> inst;
   for (const BwdProblem& p : compile_problems())
-    for (BwdAcc acc : {BwdAcc::kF32, BwdAcc::kF64}) {
-      auto plan = plan_bwd(p, default_config(p, acc, 227 * 1024).config);
-      INFO(p.key() << ": " << plan.status().to_string());
-      REQUIRE(plan.is_ok());
-      inst.insert(inst.end(), plan->kernels.begin(), plan->kernels.end());
-    }
+    for (BwdAcc acc : {BwdAcc::kF32, BwdAcc::kF64})
+      for (BwdAlgo algo : {BwdAlgo::kSequential, BwdAlgo::kMultiPass}) {
+        BwdConfig c = default_config(p, acc, 227 * 1024).config;
+        c.algo = algo;
+        c.segments = algo == BwdAlgo::kMultiPass ? 8 : 1;
+        auto plan = plan_bwd(p, c);
+        INFO(p.key() << " " << c.key() << ": " << plan.status().to_string());
+        REQUIRE(plan.is_ok());
+        inst.insert(inst.end(), plan->kernels.begin(), plan->kernels.end());
+      }
   // Large and small dstate, fp32 and bf16, every flag.
   for (int64_t n : {1, 4, 64, 256})
     for (DType t : {DType::kF32, DType::kBF16}) {

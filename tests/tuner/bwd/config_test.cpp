@@ -62,7 +62,12 @@ TEST_CASE("backward legality mirrors the templates", "[bwd]") {
   CHECK(why(x).find("shared memory") != std::string::npos);
   x = c;
   x.algo = BwdAlgo::kMultiPass;
-  CHECK(why(x).find("not built") != std::string::npos);
+  CHECK(why(x).find("segments must be in [2, 65535]") != std::string::npos);
+  x.segments = 8;
+  CHECK(why(x).empty());
+  x = c;
+  x.segments = 8;
+  CHECK(why(x).find("segments must be 1") != std::string::npos);
 }
 
 TEST_CASE("the backward default is legal for every dstate and dtype", "[bwd]") {
@@ -75,6 +80,19 @@ TEST_CASE("the backward default is legal for every dstate and dtype", "[bwd]") {
         CHECK(check_config(p, d.config, 227 * 1024).is_ok());
         CHECK(!d.reason.empty());
       }
+}
+
+TEST_CASE("the backward default goes multipass for few blocks and long sequences", "[bwd]") {
+  BwdProblem p = mid(DType::kBF16);
+  CHECK(default_config(p).config.algo == BwdAlgo::kSequential);
+  p.fwd = testing::shape(1, 64, 65536, 16, DType::kBF16);
+  const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024);
+  INFO(d.config.key() << " " << d.reason);
+  CHECK(d.config.algo == BwdAlgo::kMultiPass);
+  CHECK(d.config.segments >= 2);
+  CHECK(check_config(p, d.config, 227 * 1024).is_ok());
+  p.fwd.seqlen = 64;  // short: nothing to split
+  CHECK(default_config(p).config.algo == BwdAlgo::kSequential);
 }
 
 TEST_CASE("the backward search space is a few dozen legal configs", "[bwd]") {

@@ -1,8 +1,9 @@
-// The backward kernels run on the host through tests/support/
-// cuda_emulation.h (threads as CUDA threads, shared memory poisoned with NaN
-// before each block) against the fp64 CPU reference: the kernels' indexing,
-// staging, reverse walk, fixed-order reductions and finalize, checked
-// without a GPU. Accurate exp only (the fast one is inline PTX).
+// The backward kernels (sequential and multipass) run on the host through
+// tests/support/cuda_emulation.h (threads as CUDA threads, shared memory
+// poisoned with NaN before each block) against the fp64 CPU reference: the
+// kernels' indexing, staging, reverse walk, fixed-order reductions, segment
+// combine and finalize, checked without a GPU. Accurate exp only (the fast
+// one is inline PTX).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #pragma GCC diagnostic ignored "-Wunused-variable"
@@ -67,8 +68,12 @@ struct HostTensors {
 };
 
 template <typename Tr>
-BwdConfig config_of() {
+BwdConfig config_of(int segments) {
   BwdConfig c;
+  if (segments > 1) {
+    c.algo = BwdAlgo::kMultiPass;
+    c.segments = segments;
+  }
   c.chunk = Tr::kChunk;
   c.d_step = Tr::kDStep;
   c.n_split = Tr::kNSplit;
@@ -78,10 +83,11 @@ BwdConfig config_of() {
   return c;
 }
 
+// segments > 1: the multipass kernels over that many segments.
 template <typename Tr>
-void check_case(const BwdProblem& bp, uint64_t seed) {
+void check_case(const BwdProblem& bp, uint64_t seed, int segments = 1) {
   const Problem& p = bp.fwd;
-  const BwdConfig c = config_of<Tr>();
+  const BwdConfig c = config_of<Tr>(segments);
   INFO(bp.key() << " " << c.key() << " seed " << seed);
   // The traits must be the ones the plan names.
   auto plan = plan_bwd(bp, c);
@@ -125,6 +131,7 @@ void check_case(const BwdProblem& bp, uint64_t seed) {
   char* base = reinterpret_cast<char*>(scratch.data());
   const auto& l = plan->scratch;
   k.ckpt = base + l.ckpt;
+  k.carries = base + l.carries;
   k.part_b = reinterpret_cast<float*>(base + l.part_b);
   k.part_c = reinterpret_cast<float*>(base + l.part_c);
   k.part_a = reinterpret_cast<float*>(base + l.part_a);
@@ -132,14 +139,39 @@ void check_case(const BwdProblem& bp, uint64_t seed) {
   k.part_bias = reinterpret_cast<float*>(base + l.part_bias);
   k.n_chunks = plan->n_chunks;
   k.tiles_per_group = plan->tiles_per_group;
+  k.segments = plan->segments;
+  k.seg_chunks = plan->seg_chunks;
   REQUIRE(plan->max_shared_bytes <= sizeof ssmtune_kernels::smem_raw);
-  const auto& main = plan->launches[0];
-  emulation::launch(
-      main.grid.x, main.grid.y, main.block.x, [&k] { ssmtune_kernels::ssm_bwd_sequential<Tr>(k); },
-      [] { std::memset(ssmtune_kernels::smem_raw, 0xFF, sizeof ssmtune_kernels::smem_raw); });
-  const auto& fin = plan->launches[1];
-  emulation::launch_serial(std::min(fin.grid.x, 16u), fin.grid.y, fin.block.x,
-                           [&k] { ssmtune_kernels::ssm_bwd_finalize<Tr>(k); });
+  auto poison_smem = [] {
+    std::memset(ssmtune_kernels::smem_raw, 0xFF, sizeof ssmtune_kernels::smem_raw);
+  };
+  for (const auto& launch : plan->launches) {
+    const std::string& name = plan->kernels[launch.kernel].name_expression;
+    auto is = [&name](const char* kernel) {
+      return name.rfind(std::string("ssmtune_kernels::") + kernel + "<", 0) == 0;
+    };
+    const jit::Dim3 g = launch.grid;
+    if (is("ssm_bwd_sequential")) {
+      emulation::launch(
+          g.x, g.y, g.z, launch.block.x, [&k] { ssmtune_kernels::ssm_bwd_sequential<Tr>(k); },
+          poison_smem);
+    } else if (is("ssm_bwd_multipass_local")) {
+      emulation::launch(
+          g.x, g.y, g.z, launch.block.x, [&k] { ssmtune_kernels::ssm_bwd_multipass_local<Tr>(k); },
+          poison_smem);
+    } else if (is("ssm_bwd_multipass_combine")) {
+      emulation::launch_serial(g.x, g.y, g.z, launch.block.x,
+                               [&k] { ssmtune_kernels::ssm_bwd_multipass_combine<Tr>(k); });
+    } else if (is("ssm_bwd_multipass_chunks")) {
+      emulation::launch(
+          g.x, g.y, g.z, launch.block.x, [&k] { ssmtune_kernels::ssm_bwd_multipass_chunks<Tr>(k); },
+          poison_smem);
+    } else {
+      REQUIRE(is("ssm_bwd_finalize"));
+      emulation::launch_serial(std::min(g.x, 16u), g.y, g.z, launch.block.x,
+                               [&k] { ssmtune_kernels::ssm_bwd_finalize<Tr>(k); });
+    }
+  }
 
   struct Grad {
     const char* name;
@@ -221,6 +253,22 @@ TEST_CASE("emulated backward kernels match the fp64 reference", "[bwd][emulated]
     p.fwd.return_last_state = p.has_dlast = true;
     check_case<BwdTraits<float, float, 64, 8, 2, 16, kAcc, true, false, false, false, false, false,
                          false, true>>(p, 19);
+  }
+  {  // multipass: 5 chunks over 3 segments (the last shorter), every flag
+    check_case<
+        BwdTraits<float, float, 16, 8, 8, 4, kAcc, true, true, true, true, true, true, true, true>>(
+        all_flags(make(2, 24, 37, 16, 2, DType::kF32)), 21, 3);
+    // 13 chunks over 4 segments of 4, bf16, constant B
+    BwdProblem p = all_flags(make(1, 40, 50, 16, 1, DType::kBF16));
+    p.fwd.variable_b = false;
+    check_case<BwdTraits<__nv_bfloat16, float, 16, 4, 32, 4, kAcc, false, true, true, true, true,
+                         true, true, true>>(p, 22, 4);
+    // without h0 or dlast, fp64, constant C
+    BwdProblem q = make(2, 8, 30, 4, 1, DType::kF32);
+    q.fwd.variable_c = false;
+    q.fwd.has_d = true;
+    check_case<BwdTraits<float, double, 4, 4, 8, 4, kAcc, true, false, true, false, false, false,
+                         false, false>>(q, 23, 8);
   }
   {  // dstate 5 over 4 lanes (states past dstate), two warps, seqlen 7
     BwdProblem p = all_flags(make(1, 16, 7, 5, 2, DType::kF32));

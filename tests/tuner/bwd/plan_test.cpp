@@ -1,6 +1,8 @@
 // Backward launch plans: name expressions, grids, shared memory and scratch.
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "support/problems.h"
 #include "tuner/bwd/plan.h"
 
@@ -50,6 +52,41 @@ TEST_CASE("backward plans: two launches, grids and scratch from the shared layou
   auto plan64 = plan_bwd(p, c, 227 * 1024);
   REQUIRE(plan64.is_ok());
   CHECK(plan64->scratch.bytes < s.bytes);
+}
+
+TEST_CASE("multipass plans: local, combine, chunks, finalize; no empty segment", "[bwd]") {
+  BwdProblem p;
+  p.fwd = testing::shape(2, 16, 1000, 16, DType::kBF16);
+  p.fwd.has_d = true;
+  BwdConfig c;  // K32: 32 chunks
+  c.algo = BwdAlgo::kMultiPass;
+  c.segments = 7;  // 5 chunks each: 7 segments (the last 2 chunks)
+  auto plan = plan_bwd(p, c, 227 * 1024);
+  REQUIRE(plan.is_ok());
+  REQUIRE(plan->kernels.size() == 4);
+  const char* names[] = {"ssm_bwd_multipass_local", "ssm_bwd_multipass_combine",
+                         "ssm_bwd_multipass_chunks", "ssm_bwd_finalize"};
+  for (int i = 0; i < 4; ++i)
+    CHECK(plan->kernels[i].name_expression.rfind(std::string("ssmtune_kernels::") + names[i], 0) ==
+          0);
+  CHECK(plan->seg_chunks == 5);
+  CHECK(plan->segments == 7);
+  CHECK(plan->launches[0].grid.z == 7);
+  CHECK(plan->launches[2].grid.z == 7);
+  CHECK(plan->launches[1].grid.x * plan->launches[1].block.x >= 2 * 16 * 16);
+  // Carries: 5 per (b, segment, n, d) fp32; dA partials per (b, segment).
+  CHECK(plan->scratch.part_b - plan->scratch.carries >= 5 * 2 * 7 * 16 * 16 * 4);
+  CHECK(plan->scratch.part_d - plan->scratch.part_a >= 2 * 7 * 16 * 16 * 4);
+  c.segments = 40;  // more segments than chunks: one chunk each
+  plan = plan_bwd(p, c, 227 * 1024);
+  REQUIRE(plan.is_ok());
+  CHECK(plan->segments == 32);
+  CHECK(plan->seg_chunks == 1);
+  c.segments = 1;
+  CHECK(!plan_bwd(p, c).is_ok());
+  p.fwd.seqlen = 32;  // one chunk
+  c.segments = 2;
+  CHECK(!plan_bwd(p, c).is_ok());
 }
 
 TEST_CASE("backward plans reject illegal configs and problems", "[bwd]") {
