@@ -184,12 +184,20 @@ TEST_CASE("the backward matches the fp64 reference and is bitwise reproducible",
       const BwdHostGrads ref = reference_backward_cpu(in, dout, dlast);
       auto dp = require_ok(
           BwdDeviceProblem::upload(in, p.has_dlast, fwd.out, dout, dlast, cs.u_batch_stride));
-      for (const BwdConfig& c : configs_for(p, dev.max_shared_per_block)) {
+      // Every config's program compiled at once (on the compiler's pool).
+      const std::vector<BwdConfig> configs = configs_for(p, dev.max_shared_per_block);
+      std::vector<BwdPlan> plans;
+      std::vector<jit::ProgramSpec> specs;
+      for (const BwdConfig& c : configs) {
+        plans.push_back(require_ok(plan_bwd(p, c, dev.max_shared_per_block)));
+        specs.push_back(jit::make_programs(plans.back().kernels, 0, dev.arch(), "bwd")[0]);
+      }
+      auto programs = compiler.compile_all(specs);
+      for (size_t ci = 0; ci < configs.size(); ++ci) {
+        const BwdConfig& c = configs[ci];
         INFO(cs.name << " " << p.key() << " config " << c.key() << " seed " << case_seed);
-        auto kernel =
-            require_ok(build_bwd_kernel(compiler, p, c, dev.arch(), dev.max_shared_per_block));
-        for (const auto& image : kernel.images())
-          INFO(image.name_expression << ": " << image.resources.to_string());
+        auto program = require_ok(std::move(programs[ci]));
+        auto kernel = require_ok(BwdKernel::load(plans[ci], program));
         const DeviceGradBytes first = run_once(kernel, dp, scratch, stream);
         const bool f64 = c.acc == BwdAcc::kF64;
         std::string line;
