@@ -20,6 +20,7 @@
 #include "tuner/bwd/device_problem.h"
 #include "tuner/bwd/host_grads.h"
 #include "tuner/bwd/reference_cpu.h"
+#include "tuner/bwd/reference_gpu.h"
 #include "tuner/bwd/runner.h"
 #include "tuner/reference_cpu.h"
 
@@ -43,6 +44,11 @@ BwdProblem make(int64_t b, int64_t d, int64_t l, int64_t n, int64_t g, DType t) 
 void all_flags(BwdProblem& p) {
   p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
   p.fwd.return_last_state = p.fwd.has_initial_state = p.has_dlast = true;
+}
+
+BwdProblem all_flags_copy(BwdProblem p) {
+  all_flags(p);
+  return p;
 }
 
 std::vector<Case> cases() {
@@ -161,6 +167,40 @@ DeviceGradBytes run_once(const BwdKernel& k, const BwdDeviceProblem& dp, BwdScra
   return require_ok(dp.download());
 }
 
+// Scores every gradient against fp64 (relative L2 within the budget: the
+// accumulation's arithmetic plus three output roundings; dz also carries
+// the rounding of the saved y), no unwritten or non-finite element; returns
+// the printed line.
+std::string check_grads(const Problem& p, const BwdHostGrads& ref, const DeviceGradBytes& got,
+                        bool f64) {
+  std::string line;
+  for (const Grad& g : kGrads) {
+    const std::vector<double>& want = ref.*g.ref;
+    const std::vector<unsigned char>& raw = got.*g.got;
+    const DType dt = grad_dtype(p, g.name);
+    INFO(g.name);
+    if (want.empty()) {
+      CHECK(raw.empty());
+      continue;
+    }
+    REQUIRE(raw.size() == want.size() * dtype_bytes(dt));
+    const Tolerance tol = mamba_tolerance(p.dtype);
+    const ErrorStats s = score(want, raw.data(), dt, tol.rtol, tol.atol);
+    const double floor = rounding_floor(want, dt);
+    const double budget = (f64 ? 1e-5 : 1e-3) + 3 * floor;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " %s %.2e/%.1e", g.name, s.rel_l2, budget);
+    line += buf;
+    INFO("rel_l2 " << s.rel_l2 << " budget " << budget << " floor " << floor << " unwritten "
+                   << s.unwritten << " nan_inf " << s.nan_inf << " max_abs/max_ref "
+                   << s.max_abs_over_max_ref);
+    CHECK(s.unwritten == 0);
+    CHECK(s.nan_inf == 0);
+    CHECK(s.rel_l2 <= budget);
+  }
+  return line;
+}
+
 TEST_CASE("the backward matches the fp64 reference and is bitwise reproducible", "[gpu][bwd]") {
   static jit::MemoryCubinCache cache;
   jit::Compiler compiler(jit::TemplateSources::embedded(), &cache);
@@ -199,34 +239,7 @@ TEST_CASE("the backward matches the fp64 reference and is bitwise reproducible",
         auto program = require_ok(std::move(programs[ci]));
         auto kernel = require_ok(BwdKernel::load(plans[ci], program));
         const DeviceGradBytes first = run_once(kernel, dp, scratch, stream);
-        const bool f64 = c.acc == BwdAcc::kF64;
-        std::string line;
-        for (const Grad& g : kGrads) {
-          const std::vector<double>& want = ref.*g.ref;
-          const std::vector<unsigned char>& raw = first.*g.got;
-          const DType dt = grad_dtype(p.fwd, g.name);
-          INFO(g.name);
-          if (want.empty()) {
-            CHECK(raw.empty());
-            continue;
-          }
-          REQUIRE(raw.size() == want.size() * dtype_bytes(dt));
-          const Tolerance tol = mamba_tolerance(p.fwd.dtype);
-          const ErrorStats s = score(want, raw.data(), dt, tol.rtol, tol.atol);
-          // Budget: the accumulation's arithmetic plus three output
-          // roundings (dz also carries the rounding of the saved y).
-          const double floor = rounding_floor(want, dt);
-          const double budget = (f64 ? 1e-5 : 1e-3) + 3 * floor;
-          char buf[96];
-          std::snprintf(buf, sizeof buf, " %s %.2e/%.1e", g.name, s.rel_l2, budget);
-          line += buf;
-          INFO("rel_l2 " << s.rel_l2 << " budget " << budget << " floor " << floor << " unwritten "
-                         << s.unwritten << " nan_inf " << s.nan_inf << " max_abs/max_ref "
-                         << s.max_abs_over_max_ref);
-          CHECK(s.unwritten == 0);
-          CHECK(s.nan_inf == 0);
-          CHECK(s.rel_l2 <= budget);
-        }
+        const std::string line = check_grads(p.fwd, ref, first, c.acc == BwdAcc::kF64);
         std::printf("%-24s %-32s%s\n", cs.name, c.key().c_str(), line.c_str());
         const DeviceGradBytes second = run_once(kernel, dp, scratch, stream);
         for (const Grad& g : kGrads) {
@@ -235,6 +248,45 @@ TEST_CASE("the backward matches the fp64 reference and is bitwise reproducible",
                 0);
         }
       }
+    }
+  }
+}
+
+// Larger shapes (many chunks and tiles; multipass by default at the long
+// one) against the fp64 GPU reference, the default config of each.
+TEST_CASE("the default backward matches the fp64 GPU reference at larger shapes", "[gpu][bwd]") {
+  jit::Compiler compiler(jit::TemplateSources::embedded(), nullptr);
+  const auto dev = require_ok(jit::query_device(0));
+  auto stream = require_ok(jit::Stream::create());
+  const uint64_t seed = std::random_device{}();
+  std::printf("bwd gpu test (larger shapes) seed %llu\n", static_cast<unsigned long long>(seed));
+  std::vector<BwdProblem> problems;
+  problems.push_back(all_flags_copy(make(2, 512, 2048, 16, 1, DType::kBF16)));
+  problems.push_back(make(8, 256, 1024, 4, 1, DType::kF32));
+  {
+    BwdProblem p = all_flags_copy(make(1, 64, 16384, 16, 1, DType::kF32));
+    problems.push_back(p);
+  }
+  BwdScratch scratch;
+  for (const BwdProblem& p : problems) {
+    const BwdConfig c = default_config(p, BwdAcc::kF32, dev.max_shared_per_block).config;
+    INFO(p.key() << " " << c.key() << " seed " << seed);
+    const HostInputs in = make_inputs(p.fwd, seed);
+    const auto dout = make_dout(p.fwd, seed);
+    const auto dlast = p.has_dlast ? make_dlast(p.fwd, seed) : std::vector<double>{};
+    const BwdHostGrads ref =
+        require_ok(reference_backward_gpu(in, dout, dlast, dev, compiler, stream.get()));
+    const HostOutputs fwd = reference_fwd(in);
+    auto dp = require_ok(BwdDeviceProblem::upload(in, p.has_dlast, fwd.out, dout, dlast));
+    auto kernel =
+        require_ok(build_bwd_kernel(compiler, p, c, dev.arch(), dev.max_shared_per_block));
+    const DeviceGradBytes first = run_once(kernel, dp, scratch, stream);
+    const std::string line = check_grads(p.fwd, ref, first, false);
+    std::printf("%-48s %-32s%s\n", p.key().c_str(), c.key().c_str(), line.c_str());
+    const DeviceGradBytes second = run_once(kernel, dp, scratch, stream);
+    for (const Grad& g : kGrads) {
+      INFO(g.name << " differs between two runs");
+      CHECK(std::memcmp((first.*g.got).data(), (second.*g.got).data(), (first.*g.got).size()) == 0);
     }
   }
 }
