@@ -117,6 +117,25 @@ Result<BwdProblem> BwdProblem::from_key(const std::string& key) {
   return p;
 }
 
+double BwdProblem::min_bytes() const {
+  const Problem& p = fwd;
+  const double es = dtype_bytes(p.dtype);
+  const double bdl = double(p.batch) * p.dim * p.seqlen * es;
+  const double variable = double(p.batch) * p.groups * p.dstate * p.seqlen * es;
+  const double constant = double(p.dim) * p.dstate * 4;
+  const double state = double(p.batch) * p.dim * p.dstate * 4;
+  double bytes = 3 * bdl + 2 * bdl;                   // u, delta, dout in; du, ddelta out
+  if (p.has_z) bytes += 2 * bdl + bdl;                // z, out in; dz out
+  bytes += 2 * (p.variable_b ? variable : constant);  // B in, dB out
+  bytes += 2 * (p.variable_c ? variable : constant);  // C in, dC out
+  bytes += 2 * double(p.dim) * p.dstate * 4;          // A in, dA out
+  if (p.has_d) bytes += 2 * double(p.dim) * 4;
+  if (p.has_delta_bias) bytes += 2 * double(p.dim) * 4;
+  if (p.has_initial_state) bytes += 2 * state;  // h0 in, dh0 out
+  if (has_dlast) bytes += state;
+  return bytes;
+}
+
 bool operator==(const BwdProblem& a, const BwdProblem& b) {
   return a.fwd == b.fwd && a.has_dlast == b.has_dlast;
 }

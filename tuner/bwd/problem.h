@@ -20,6 +20,12 @@ struct BwdProblem {
   // "bwd:" + the forward key (+ ".dlast"), e.g. "bwd:b8.d1536.l2048.n16.g1.bf16.vB.vC.last.dlast".
   std::string key() const;
   static Result<BwdProblem> from_key(const std::string& key);
+
+  // The backward's floor: every input read once and every gradient written
+  // once, bytes (no checkpoints, no partials); and one exp per (batch, dim,
+  // dstate, seqlen).
+  double min_bytes() const;
+  double exp_count() const { return fwd.exp_count(); }
 };
 
 bool operator==(const BwdProblem& a, const BwdProblem& b);

@@ -41,6 +41,17 @@ TEST_CASE("backward validation follows the forward and needs last_state for dlas
   CHECK(!p.validate().is_ok());
 }
 
+TEST_CASE("the backward floor counts each input and gradient once", "[bwd]") {
+  BwdProblem p;
+  p.fwd = testing::shape(8, 1536, 2048, 16, DType::kBF16);
+  // u, delta, dout, du, ddelta: 5 * 8*1536*2048*2; B, C, dB, dC: 4 * 8*16*2048*2; A, dA.
+  const double expect = 5.0 * 8 * 1536 * 2048 * 2 + 4.0 * 8 * 16 * 2048 * 2 + 2.0 * 1536 * 16 * 4;
+  CHECK(p.min_bytes() == expect);
+  p.fwd.has_z = true;
+  CHECK(p.min_bytes() == expect + 3.0 * 8 * 1536 * 2048 * 2);
+  CHECK(p.exp_count() == 8.0 * 1536 * 2048 * 16);
+}
+
 // Contiguous tensor descriptions over fake, disjoint addresses.
 struct Fake {
   uintptr_t next = 0x100000;
