@@ -123,12 +123,13 @@ Result<BwdKernel> BwdKernel::load(BwdPlan plan, const jit::CompiledProgram& prog
   return k;
 }
 
-Status BwdKernel::launch(ssmtune_kernels::SsmBwdParams params, CUstream stream,
-                         BwdScratch& scratch) const {
+Status BwdKernel::launch(ssmtune_kernels::SsmBwdParams params, CUstream stream, BwdScratch& scratch,
+                         const void* saved_ckpt) const {
   SSMTUNE_RETURN_IF_ERROR(scratch.reserve(plan_));
   const auto& l = plan_.scratch;
   char* base = reinterpret_cast<char*>(scratch.base());
-  params.ckpt = base + l.ckpt;
+  params.ckpt = saved_ckpt != nullptr ? const_cast<void*>(saved_ckpt) : base + l.ckpt;
+  params.ckpt_ready = saved_ckpt != nullptr ? 1 : 0;
   params.carries = base + l.carries;
   params.part_b = reinterpret_cast<float*>(base + l.part_b);
   params.part_c = reinterpret_cast<float*>(base + l.part_c);

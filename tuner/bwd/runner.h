@@ -34,8 +34,11 @@ class BwdKernel {
   static Result<BwdKernel> load(BwdPlan plan, const jit::CompiledProgram& program);
 
   // Runs the config: the params' scratch fields are carved from `scratch`,
-  // reserved here for this plan.
-  Status launch(ssmtune_kernels::SsmBwdParams params, CUstream stream, BwdScratch& scratch) const;
+  // reserved here for this plan. saved_ckpt: chunk-start states already
+  // computed for this plan's chunk (layout bwd_ckpt_index, AccT; e.g. kept
+  // by the forward), read instead of recomputed; null: computed here.
+  Status launch(ssmtune_kernels::SsmBwdParams params, CUstream stream, BwdScratch& scratch,
+                const void* saved_ckpt = nullptr) const;
 
   const BwdPlan& plan() const { return plan_; }
   const std::vector<jit::KernelImage>& images() const { return images_; }

@@ -56,7 +56,18 @@ struct SsmBwdParams {
   int tiles_per_group;
   int segments;  // multipass: segments of seg_chunks chunks (the last may be shorter)
   int seg_chunks;
+  // 1 when ckpt already holds every chunk's starting state (saved by the
+  // forward, or by an earlier backward of the same inputs): phase 1 is
+  // skipped (a third of the exps, and a read of u, delta and B).
+  int ckpt_ready;
 };
+
+// Where the state entering chunk j (1 <= j < n_chunks) of (b, d), state n,
+// lives in the checkpoint buffer (AccT elements): [(b, j - 1, n, d)].
+SSMTUNE_HD constexpr long long bwd_ckpt_index(long long b, long long j, long long n, long long d,
+                                              long long n_chunks, long long dstate, long long dim) {
+  return ((b * (n_chunks - 1) + (j - 1)) * dstate + n) * dim + d;
+}
 
 // Smallest power of two >= x (x >= 1).
 SSMTUNE_HD constexpr int bwd_pow2_ceil(int x) {

@@ -73,9 +73,7 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
   }
   AccT* ckpt = static_cast<AccT*>(p.ckpt);
   // ckpt slot of the state entering chunk j >= 1, state n: ((b, j - 1, n), d).
-  auto ckpt_index = [&](int j, int n) {
-    return ((b * (n_chunks - 1) + (j - 1)) * Tr::kN + n) * dim + d;
-  };
+  auto ckpt_index = [&](int j, int n) { return bwd_ckpt_index(b, j, n, d, n_chunks, Tr::kN, dim); };
   // h at the segment's start.
   AccT h[kPer], unused[kPer];
   auto start_state = [&] {
@@ -90,9 +88,10 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
     }
   };
 
-  // Phase 1: the forward over every chunk but the last, checkpoints only.
+  // Phase 1: the forward over every chunk but the last, checkpoints only
+  // (unless they are given).
   start_state();
-  for (int j = j_begin; j + 1 < j_end; ++j) {
+  for (int j = j_begin; p.ckpt_ready == 0 && j + 1 < j_end; ++j) {
     __syncthreads();
     ChunkStage<BwdNoC<Tr>>::stream(f, tile, j * Tr::kChunk, Tr::kChunk, smem, L.chunk_nc,
                                    threadIdx.x, blockDim.x);
