@@ -17,6 +17,7 @@
 #include "support/gpu_helpers.h"
 #include "support/problems.h"
 #include "tuner/accuracy.h"
+#include "tuner/bwd/accuracy.h"
 #include "tuner/bwd/device_problem.h"
 #include "tuner/bwd/host_grads.h"
 #include "tuner/bwd/reference_cpu.h"
@@ -151,14 +152,6 @@ const Grad kGrads[] = {
     {"dh0", &BwdHostGrads::dh0, &DeviceGradBytes::dh0},
 };
 
-// The dtype a gradient is stored in.
-DType grad_dtype(const Problem& p, const std::string& name) {
-  if (name == "du" || name == "ddelta" || name == "dz") return p.dtype;
-  if (name == "dB") return p.variable_b ? p.dtype : DType::kF32;
-  if (name == "dC") return p.variable_c ? p.dtype : DType::kF32;
-  return DType::kF32;
-}
-
 DeviceGradBytes run_once(const BwdKernel& k, const BwdDeviceProblem& dp, BwdScratch& scratch,
                          const jit::Stream& stream) {
   REQUIRE_STATUS_OK(dp.poison_outputs(stream.get()));
@@ -167,17 +160,16 @@ DeviceGradBytes run_once(const BwdKernel& k, const BwdDeviceProblem& dp, BwdScra
   return require_ok(dp.download());
 }
 
-// Scores every gradient against fp64 (relative L2 within the budget: the
-// accumulation's arithmetic plus three output roundings; dz also carries
-// the rounding of the saved y), no unwritten or non-finite element; returns
-// the printed line.
+// Scores every gradient against fp64 with the budgets of docs/accuracy.md
+// (tuner/bwd/accuracy.h): no unwritten or non-finite element, relative L2
+// within the gradient's budget; returns the printed line.
 std::string check_grads(const Problem& p, const BwdHostGrads& ref, const DeviceGradBytes& got,
                         bool f64) {
   std::string line;
   for (const Grad& g : kGrads) {
     const std::vector<double>& want = ref.*g.ref;
     const std::vector<unsigned char>& raw = got.*g.got;
-    const DType dt = grad_dtype(p, g.name);
+    const DType dt = bwd_grad_dtype(g.name, p);
     INFO(g.name);
     if (want.empty()) {
       CHECK(raw.empty());
@@ -187,7 +179,7 @@ std::string check_grads(const Problem& p, const BwdHostGrads& ref, const DeviceG
     const Tolerance tol = mamba_tolerance(p.dtype);
     const ErrorStats s = score(want, raw.data(), dt, tol.rtol, tol.atol);
     const double floor = rounding_floor(want, dt);
-    const double budget = (f64 ? 1e-5 : 1e-3) + 3 * floor;
+    const double budget = bwd_budget_for(g.name, p.dtype, f64, floor).rel_l2;
     char buf[96];
     std::snprintf(buf, sizeof buf, " %s %.2e/%.1e", g.name, s.rel_l2, budget);
     line += buf;

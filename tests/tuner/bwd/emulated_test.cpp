@@ -23,6 +23,7 @@
 
 #include "support/problems.h"
 #include "tuner/accuracy.h"
+#include "tuner/bwd/accuracy.h"
 #include "tuner/bwd/host_grads.h"
 #include "tuner/bwd/reference_cpu.h"
 #include "tuner/bwd/runner.h"
@@ -193,7 +194,9 @@ void check_case(const BwdProblem& bp, uint64_t seed, int segments = 1) {
       continue;
     }
     const ErrorStats s = score(*g.want, g.got->data, g.got->dtype, 0, 0);
-    const double budget = 1e-5 + 3 * rounding_floor(*g.want, g.got->dtype);
+    const double budget = bwd_budget_for(g.name, p.dtype, c.acc == BwdAcc::kF64,
+                                         rounding_floor(*g.want, g.got->dtype))
+                              .rel_l2;
     char buf[64];
     std::snprintf(buf, sizeof buf, " %s %.1e", g.name, s.rel_l2);
     line += buf;
