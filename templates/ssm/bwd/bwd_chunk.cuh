@@ -1,0 +1,365 @@
+// Pieces of the chunked backward (one block = batch b x a tile of channels
+// of one B/C group; thread (c, s) owns states n = s + k * kNSplit of channel
+// c): staging dy (and writing dz), the chunk's forward recompute, the
+// reverse walk over one chunk, and the per-chunk writes of du and ddelta.
+// Every cross-thread sum runs in a fixed order: results are bitwise
+// reproducible.
+#pragma once
+
+#include "ssm/bwd/bwd_traits.cuh"
+#include "ssm/fwd_chunk.cuh"
+
+namespace ssmtune_kernels {
+
+// dy row per channel for timesteps [t0, t0 + len) (zeros past len and for
+// channels past the tile); with z, dy = dout * silu(z) and (kWriteDz) dz is
+// written.
+template <typename Tr, bool kWriteDz = true>
+__device__ __forceinline__ void bwd_stage_dy(const SsmBwdParams& p, const Tile& tile, int t0,
+                                             int len, float* s_dy, int row) {
+  using InT = typename Tr::InT;
+  constexpr int kGroups = Tr::kChunk / 4;
+  const bool vec = p.f.vec4 != 0;
+  for (int i = threadIdx.x; i < Tr::kDStep * kGroups; i += blockDim.x) {
+    const int c = i / kGroups, t = (i % kGroups) * 4;
+    if (t >= len) continue;
+    const int valid = c < tile.nd ? min(4, len - t) : 0;
+    const long long d = tile.d0 + (c < tile.nd ? c : 0);
+    const long long b = tile.b;
+    float g[4];
+    load4<InT>(p.dout, b * p.dout_batch_stride + d * p.dout_dim_stride + t0 + t, valid, vec, g);
+    if constexpr (Tr::kHasZ) {
+      float z[4], y[4], dz[4];
+      load4<InT>(p.f.z, b * p.f.z_batch_stride + d * p.f.z_dim_stride + t0 + t, valid, vec, z);
+      load4<InT>(p.f.out, b * p.f.out_batch_stride + d * p.f.out_dim_stride + t0 + t, valid, vec,
+                 y);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const float sg = 1.0f / (1.0f + expf(-z[j]));
+        dz[j] = g[j] * y[j] * sg * (1.0f + z[j] * (1.0f - sg));
+        g[j] *= z[j] * sg;
+      }
+      if (kWriteDz && valid > 0)
+        store4<InT>(p.dz, b * p.dz_batch_stride + d * p.dz_dim_stride + t0 + t, valid, vec, dz);
+    }
+    sts4(s_dy + c * row + t, g);
+  }
+}
+
+// The recurrence over one staged chunk from h (carried in and out). With a
+// history, a_t h_{t-1} of every step is kept: hist[(t * kPer + k) * kThreads
+// + tid] (each thread its own column: no bank conflicts). kAggregate: aprod
+// accumulates prod a (the chunk's affine map is h -> aprod h + h_from_0).
+// Whole groups of 4 run (the staged padding is the identity step).
+template <typename Tr, bool kAggregate = false>
+__device__ __forceinline__ void bwd_forward_chunk(
+    const ChannelStates<Tr>& cs, typename Tr::AccT (&h)[ChannelStates<Tr>::kPerThread], int c,
+    int s, int len, const float* smem, const ChunkSmemLayout& l, typename Tr::AccT* hist,
+    typename Tr::AccT* aprod = nullptr) {
+  using AccT = typename Tr::AccT;
+  constexpr int kPer = ChannelStates<Tr>::kPerThread;
+  constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
+  const float* dt_row = smem + l.dt + c * l.row;
+  const float* u_row = smem + l.u + c * l.row;
+  for (int t = 0; t < len; t += 4) {
+    float dt[4], du[4];
+    lds4(dt_row + t, dt);
+    lds4(u_row + t, du);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) du[j] *= dt[j];
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int n = ChannelStates<Tr>::state(s, k);
+      if (kAllStatesUsed || n < Tr::kN) {
+        float bv[4];
+        if constexpr (Tr::kVarB) {
+          lds4(smem + l.b + n * l.bc_row + t, bv);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) bv[j] = cs.bconst[k];
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const AccT a =
+              exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false);
+          const AccT ah = a * h[k];
+          if (hist != nullptr) hist[((t + j) * kPer + k) * Tr::kThreads + threadIdx.x] = ah;
+          h[k] = ah + static_cast<AccT>(du[j]) * static_cast<AccT>(bv[j]);
+          if constexpr (kAggregate) aprod[k] *= a;
+        }
+      }
+    }
+  }
+}
+
+// Sums kM values (a power of two) over the kL lanes of one warp that sit
+// 1 apart (a channel's lanes of one split index), by recursive halving:
+// each level sends half of what a lane holds and keeps the other half, so
+// lane i ends with kKeep sums, of values first(i) + j; levels past the
+// values' count add the one value left (owner() lanes write). A fixed
+// order: bitwise reproducible.
+template <int kM, int kL>
+struct LaneReduceScatter {
+  SSMTUNE_HD static constexpr int log2(int x) { return x <= 1 ? 0 : 1 + log2(x / 2); }
+  static constexpr int kScatter = log2(kM) < log2(kL) ? log2(kM) : log2(kL);
+  static constexpr int kKeep = kM >> kScatter;
+
+  __device__ __forceinline__ static void run(float (&v)[kM], int lane) {
+    int cnt = kM;
+#pragma unroll
+    for (int m = kL / 2; m >= 1; m /= 2) {
+      if (cnt > 1) {
+        const int half = cnt / 2;
+        const bool upper = (lane & m) != 0;
+#pragma unroll
+        for (int j = 0; j < kM / 2; ++j) {
+          if (j < half) {
+            const float send = upper ? v[j] : v[j + half];
+            const float keep = upper ? v[j + half] : v[j];
+            v[j] = keep + __shfl_xor_sync(0xffffffffu, send, m);
+          }
+        }
+        cnt = half;
+      } else {
+        v[0] += __shfl_xor_sync(0xffffffffu, v[0], m);
+      }
+    }
+  }
+  __device__ __forceinline__ static int first(int lane) {
+    int offset = 0, cnt = kM;
+#pragma unroll
+    for (int m = kL / 2; m >= 1; m /= 2) {
+      if (cnt > 1) {
+        cnt /= 2;
+        if (lane & m) offset += cnt;
+      }
+    }
+    return offset;
+  }
+  __device__ __forceinline__ static bool owner(int lane) {
+    return (lane & ((kL >> kScatter) - 1)) == 0;
+  }
+};
+
+// The adjoint carry alone over one staged chunk (dt, C and dy rows), from
+// its last group to its first: g = r + C dy, r = a g. Starting from r = 0
+// over a segment it gives the segment's reverse map r -> prod(a) r + q.
+template <typename Tr>
+__device__ __forceinline__ void bwd_reverse_carry(
+    const ChannelStates<Tr>& cs, typename Tr::AccT (&r)[ChannelStates<Tr>::kPerThread], int c,
+    int s, int len, const float* smem, const BwdSmemLayout& L) {
+  using AccT = typename Tr::AccT;
+  constexpr int kPer = ChannelStates<Tr>::kPerThread;
+  constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
+  const ChunkSmemLayout& l = L.chunk;
+  for (int t = ((len + 3) / 4 - 1) * 4; t >= 0; t -= 4) {
+    float dt[4], dy[4];
+    lds4(smem + l.dt + c * l.row + t, dt);
+    lds4(smem + L.dy + c * l.row + t, dy);
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int n = ChannelStates<Tr>::state(s, k);
+      if (kAllStatesUsed || n < Tr::kN) {
+        float cv[4];
+        if constexpr (Tr::kVarC) {
+          lds4(smem + l.c + n * l.bc_row + t, cv);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) cv[j] = cs.cconst[k];
+        }
+#pragma unroll
+        for (int j = 3; j >= 0; --j) {
+          const AccT g = r[k] + static_cast<AccT>(cv[j]) * static_cast<AccT>(dy[j]);
+          r[k] = exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false) * g;
+        }
+      }
+    }
+  }
+}
+
+// Per-thread accumulators of the reverse walk, carried across chunks.
+template <typename Tr>
+struct BwdAcc {
+  static constexpr int kPer = ChannelStates<Tr>::kPerThread;
+  using AccT = typename Tr::AccT;
+  AccT r[kPer];                   // a_{t+1} g_{t+1}: the adjoint flowing back into step t
+  AccT dA[kPer];                  // sum_t g dt a h_{t-1}
+  AccT dB[Tr::kVarB ? 1 : kPer];  // constant B: sum_t g dt u
+  AccT dC[Tr::kVarC ? 1 : kPer];  // constant C: sum_t dy h
+  float a_true[kPer];             // A (unscaled)
+};
+
+// The reverse walk over one staged chunk (its history recomputed), from its
+// last group of 4 to its first. Per group: the per-step sums over this
+// thread's states (sb, sa) are summed over the channel's split lanes and
+// left in the sb/sa rows; variable dB/dC contributions are summed over the
+// warp's channels (lane reduce-scatter), then over the block's warps in
+// warp order (shared memory), and written as this tile's partial (b, tile,
+// n, t0 + t).
+template <typename Tr>
+__device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const Tile& tile,
+                                                  const ChannelStates<Tr>& cs, BwdAcc<Tr>& acc,
+                                                  int c, int s, int t0, int len, float* smem,
+                                                  const BwdSmemLayout& L,
+                                                  const typename Tr::AccT* hist) {
+  using AccT = typename Tr::AccT;
+  using Reduce = SplitReduce4<Tr>;
+  constexpr int kPer = ChannelStates<Tr>::kPerThread;
+  constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
+  constexpr bool kRed = Tr::kVarB || Tr::kVarC;
+  constexpr int kOffC = Tr::kVarB ? 4 * Tr::kN : 0;
+  constexpr int kOuts = (Tr::kVarB ? 4 * Tr::kN : 0) + (Tr::kVarC ? 4 * Tr::kN : 0);
+  constexpr int kVals = kRed ? bwd_red_values(Tr::kN, Tr::kNSplit, Tr::kVarB, Tr::kVarC) : 1;
+  constexpr int kSlotC = Tr::kVarB ? kPer * 4 : 0;  // value index of the first dC
+  constexpr int kLanes = ChunkLanes<Tr>::kLaneStride;
+  constexpr int kWarps = Tr::kThreads / 32;
+  using Scatter = LaneReduceScatter<kVals, kLanes>;
+  const int lane_c = threadIdx.x % kLanes;
+  const int warp = threadIdx.x / 32;
+  const ChunkSmemLayout& l = L.chunk;
+  const float* dt_row = smem + l.dt + c * l.row;
+  const float* u_row = smem + l.u + c * l.row;
+  const float* dy_row = smem + L.dy + c * l.row;
+  float* sb_row = smem + L.sb + c * l.row + Reduce::first(s);
+  float* sa_row = smem + L.sa + c * l.row + Reduce::first(s);
+  const bool owner = Reduce::owner(s);
+  const long long part_base =
+      (static_cast<long long>(tile.b) * gridDim.x + blockIdx.x) * Tr::kN * p.f.seqlen + t0;
+  for (int t = ((len + 3) / 4 - 1) * 4; t >= 0; t -= 4) {
+    float vals[kVals];
+#pragma unroll
+    for (int i = 0; i < kVals; ++i) vals[i] = 0.0f;
+    float dt[4], u[4], dy[4], du[4];
+    lds4(dt_row + t, dt);
+    lds4(u_row + t, u);
+    lds4(dy_row + t, dy);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) du[j] = dt[j] * u[j];
+    AccT sb[4] = {0, 0, 0, 0}, sa[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int n = ChannelStates<Tr>::state(s, k);
+      if (kAllStatesUsed || n < Tr::kN) {
+        float bv[4], cv[4];
+        if constexpr (Tr::kVarB) {
+          lds4(smem + l.b + n * l.bc_row + t, bv);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) bv[j] = cs.bconst[k];
+        }
+        if constexpr (Tr::kVarC) {
+          lds4(smem + l.c + n * l.bc_row + t, cv);
+        } else {
+#pragma unroll
+          for (int j = 0; j < 4; ++j) cv[j] = cs.cconst[k];
+        }
+        const AccT a_k = acc.a_true[k];
+#pragma unroll
+        for (int j = 3; j >= 0; --j) {
+          const AccT g = acc.r[k] + static_cast<AccT>(cv[j]) * static_cast<AccT>(dy[j]);
+          const AccT ah = hist[((t + j) * kPer + k) * Tr::kThreads + threadIdx.x];
+          const AccT gdt = g * static_cast<AccT>(dt[j]);
+          sb[j] += g * static_cast<AccT>(bv[j]);
+          sa[j] += g * a_k * ah;
+          acc.dA[k] += gdt * ah;
+          const AccT dbv = gdt * static_cast<AccT>(u[j]);
+          const AccT ht = ah + static_cast<AccT>(du[j]) * static_cast<AccT>(bv[j]);
+          const AccT dcv = static_cast<AccT>(dy[j]) * ht;
+          if constexpr (Tr::kVarB) {
+            vals[k * 4 + j] = static_cast<float>(dbv);
+          } else {
+            acc.dB[k] += dbv;
+          }
+          if constexpr (Tr::kVarC) {
+            vals[kSlotC + k * 4 + j] = static_cast<float>(dcv);
+          } else {
+            acc.dC[k] += dcv;
+          }
+          const AccT a =
+              exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false);
+          acc.r[k] = a * g;
+        }
+      }
+    }
+    Reduce::run(sb, s, ChunkLanes<Tr>::kLaneStride);
+    Reduce::run(sa, s, ChunkLanes<Tr>::kLaneStride);
+    if (owner) {
+#pragma unroll
+      for (int j = 0; j < Reduce::kKeep; ++j) {
+        sb_row[t + j] = static_cast<float>(sb[j]);
+        sa_row[t + j] = static_cast<float>(sa[j]);
+      }
+    }
+    if constexpr (kRed) {
+      // Channels of the warp, then warps in order. One barrier per group:
+      // the other buffer was last read before it.
+      Scatter::run(vals, lane_c);
+      float* buf = smem + L.red + ((t / 4) & 1) * L.red_buf;
+      if (Scatter::owner(lane_c)) {
+        float* slot = buf + (warp * Tr::kNSplit + s) * kVals + Scatter::first(lane_c);
+#pragma unroll
+        for (int i = 0; i < Scatter::kKeep; ++i) slot[i] = vals[i];
+      }
+      __syncthreads();
+      for (int o = threadIdx.x; o < kOuts; o += Tr::kThreads) {
+        const int j = o & 3;
+        if (t + j >= len) continue;
+        const bool is_c = o >= kOffC && Tr::kVarC;
+        const int n = (is_c ? o - kOffC : o) >> 2;
+        const int idx = (n % Tr::kNSplit) * kVals + (is_c ? kSlotC : 0) + (n / Tr::kNSplit) * 4 + j;
+        float sum = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) sum += buf[w * Tr::kNSplit * kVals + idx];
+        float* part = is_c ? p.part_c : p.part_b;
+        part[part_base + static_cast<long long>(n) * p.f.seqlen + t + j] = sum;
+      }
+    }
+  }
+}
+
+// du and ddelta of the chunk from the staged rows and the sb/sa sums, as
+// the whole block; per (channel, group of 4) the partial sums of dD (dy u)
+// and ddelta_bias (ddelta) go to the chan area, for the caller to add up in
+// order.
+template <typename Tr>
+__device__ __forceinline__ void bwd_write_chunk(const SsmBwdParams& p, const Tile& tile, int t0,
+                                                int len, float* smem, const BwdSmemLayout& L) {
+  using InT = typename Tr::InT;
+  constexpr int kGroups = Tr::kChunk / 4;
+  const ChunkSmemLayout& l = L.chunk;
+  const bool vec = p.f.vec4 != 0;
+  for (int i = threadIdx.x; i < Tr::kDStep * kGroups; i += blockDim.x) {
+    const int c = i / kGroups, t = (i % kGroups) * 4;
+    if (c >= tile.nd || t >= len) continue;
+    const long long d = tile.d0 + c;
+    const long long b = tile.b;
+    const int valid = min(4, len - t);
+    float dt[4], u[4], dy[4], sb[4], sa[4], du[4], dd[4];
+    lds4(smem + l.dt + c * l.row + t, dt);
+    lds4(smem + l.u + c * l.row + t, u);
+    lds4(smem + L.dy + c * l.row + t, dy);
+    lds4(smem + L.sb + c * l.row + t, sb);
+    lds4(smem + L.sa + c * l.row + t, sa);
+    const float dd_w = Tr::kHasD ? p.f.D[d] : 0.0f;
+    float part_d = 0.0f, part_bias = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      du[j] = dt[j] * sb[j];
+      if constexpr (Tr::kHasD) du[j] = fmaf(dd_w, dy[j], du[j]);
+      dd[j] = fmaf(u[j], sb[j], sa[j]);
+      // softplus'(x) = sigmoid(x) = 1 - exp(-softplus(x)); 1 above 20.
+      if constexpr (Tr::kSoftplus) dd[j] *= -expm1f(-dt[j]);
+      if (j < valid) {
+        part_d = fmaf(dy[j], u[j], part_d);
+        part_bias += dd[j];
+      }
+    }
+    store4<InT>(p.du, b * p.du_batch_stride + d * p.du_dim_stride + t0 + t, valid, vec, du);
+    store4<InT>(p.ddelta, b * p.ddelta_batch_stride + d * p.ddelta_dim_stride + t0 + t, valid, vec,
+                dd);
+    smem[L.chan + c * kGroups + t / 4] = part_d;
+    smem[L.chan + (Tr::kDStep + c) * kGroups + t / 4] = part_bias;
+  }
+}
+
+}  // namespace ssmtune_kernels

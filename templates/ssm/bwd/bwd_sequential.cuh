@@ -1,0 +1,165 @@
+// Sequential backward: one block per (batch, tile of kDStep channels of one
+// B/C group). Phase 1 runs the forward over chunks 0..n_chunks-2 and
+// checkpoints the state entering each later chunk (scratch, AccT). Phase 2
+// walks the chunks in reverse: stage the chunk (dt, u, B, C, dy; dz written),
+// recompute its forward from the checkpoint keeping a_t h_{t-1} in shared
+// memory, then walk it backwards carrying r = a_{t+1} g_{t+1} (dlast at the
+// end). Per-block partials (dB/dC per tile and step when variable, else per
+// channel; dA per channel; dD, ddelta_bias per channel) go to scratch, and
+// ssm_bwd_finalize sums them in a fixed order: no atomics, bitwise
+// reproducible. Cost: three exps per element (phase 1, recompute, reverse).
+#pragma once
+
+#include "ssm/bwd/bwd_chunk.cuh"
+
+namespace ssmtune_kernels {
+
+// The backward over the chunks [j_begin, j_end) of one (batch, tile): phase
+// 1 (checkpoints), phase 2 (reverse), per-block results. Sequential: the
+// whole sequence, from h0 (or 0) and dlast (or 0). kSegmented (multipass
+// kernel C): segment blockIdx.z, from the state at its start and the
+// adjoint carry into its end that the combine kernel left in the carries;
+// its partials go to row (b, segment), dh0 from segment 0.
+template <typename Tr, bool kSegmented>
+__device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
+  static_assert(ChunkLayoutChecks<Tr>::kOk, "");
+  using AccT = typename Tr::AccT;
+  using CS = ChannelStates<Tr>;
+  constexpr int kPer = CS::kPerThread;
+  constexpr int kGroups = Tr::kChunk / 4;
+  constexpr BwdSmemLayout L = bwd_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kNSplit,
+                                              Tr::kVarB, Tr::kVarC, static_cast<int>(sizeof(AccT)));
+  extern __shared__ float4 smem_raw[];
+  float* smem = reinterpret_cast<float*>(smem_raw);
+  AccT* hist = reinterpret_cast<AccT*>(smem + L.hist);
+  const SsmFwdParams& f = p.f;
+
+  const Tile tile = make_tile<Tr>(f, blockIdx.x, blockIdx.y);
+  const int c = ChunkLanes<Tr>::channel(), s = ChunkLanes<Tr>::split();
+  const bool active = c < tile.nd;
+  const long long d = tile.d0 + (active ? c : 0);
+  const long long b = tile.b;
+  const long long dim = f.dim;
+  const int n_chunks = p.n_chunks;
+  const int seg = kSegmented ? static_cast<int>(blockIdx.z) : 0;
+  const int j_begin = kSegmented ? seg * p.seg_chunks : 0;
+  const int j_end = kSegmented ? min(j_begin + p.seg_chunks, n_chunks) : n_chunks;
+  const long long row = kSegmented ? b * p.segments + seg : b;  // partials' row
+  // Multipass carries [(row, n, d)]: 3 = h at the segment's start, 4 = the
+  // adjoint carry into its end.
+  const AccT* carries = static_cast<const AccT*>(p.carries);
+  const long long carry_kind = static_cast<long long>(f.batch) * p.segments * Tr::kN * dim;
+  auto carry_index = [&](int kind, int n) {
+    return kind * carry_kind + (row * Tr::kN + n) * dim + d;
+  };
+
+  CS cs;
+  cs.load(f, static_cast<int>(d), s, active);
+  BwdAcc<Tr> acc;
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int n = CS::state(s, k);
+    const bool ok = active && n < Tr::kN;
+    acc.a_true[k] = ok ? f.A[d * f.A_dim_stride + n] : 0.0f;
+    acc.r[k] = 0;
+    if constexpr (kSegmented) {
+      if (ok) acc.r[k] = carries[carry_index(4, n)];
+    } else if constexpr (Tr::kDLast) {
+      if (ok) acc.r[k] = p.dlast[b * p.dlast_batch_stride + d * p.dlast_dim_stride + n];
+    }
+    acc.dA[k] = 0;
+    if constexpr (!Tr::kVarB) acc.dB[k] = 0;
+    if constexpr (!Tr::kVarC) acc.dC[k] = 0;
+  }
+  AccT* ckpt = static_cast<AccT*>(p.ckpt);
+  // ckpt slot of the state entering chunk j >= 1, state n: ((b, j - 1, n), d).
+  auto ckpt_index = [&](int j, int n) { return bwd_ckpt_index(b, j, n, d, n_chunks, Tr::kN, dim); };
+  // h at the segment's start.
+  AccT h[kPer], unused[kPer];
+  auto start_state = [&] {
+    if constexpr (kSegmented) {
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) {
+        const int n = CS::state(s, k);
+        h[k] = active && n < Tr::kN ? carries[carry_index(3, n)] : AccT(0);
+      }
+    } else {
+      CS::init(f, tile.b, static_cast<int>(d), s, active, h, unused);
+    }
+  };
+
+  // Phase 1: the forward over every chunk but the last, checkpoints only
+  // (unless they are given).
+  start_state();
+  for (int j = j_begin; p.ckpt_ready == 0 && j + 1 < j_end; ++j) {
+    __syncthreads();
+    ChunkStage<BwdNoC<Tr>>::stream(f, tile, j * Tr::kChunk, Tr::kChunk, smem, L.chunk_nc,
+                                   threadIdx.x, blockDim.x);
+    __syncthreads();
+    bwd_forward_chunk<Tr>(cs, h, c, s, Tr::kChunk, smem, L.chunk_nc, nullptr);
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const int n = CS::state(s, k);
+      if (active && n < Tr::kN) ckpt[ckpt_index(j + 1, n)] = h[k];
+    }
+  }
+
+  // Phase 2: the chunks in reverse.
+  AccT part_d = 0, part_bias = 0;  // thread c < kDStep: channel c's sums
+  for (int j = j_end - 1; j >= j_begin; --j) {
+    const int t0 = j * Tr::kChunk;
+    const int len = min(Tr::kChunk, f.seqlen - t0);
+    __syncthreads();  // the previous chunk's smem is consumed
+    ChunkStage<Tr>::stream(f, tile, t0, len, smem, L.chunk, threadIdx.x, blockDim.x);
+    bwd_stage_dy<Tr>(p, tile, t0, len, smem + L.dy, L.chunk.row);
+    if (j == j_begin) {
+      start_state();
+    } else {
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) {
+        const int n = CS::state(s, k);
+        h[k] = active && n < Tr::kN ? ckpt[ckpt_index(j, n)] : AccT(0);
+      }
+    }
+    __syncthreads();
+    bwd_forward_chunk<Tr>(cs, h, c, s, len, smem, L.chunk, hist);
+    bwd_reverse_chunk<Tr>(p, tile, cs, acc, c, s, t0, len, smem, L, hist);
+    __syncthreads();
+    bwd_write_chunk<Tr>(p, tile, t0, len, smem, L);
+    __syncthreads();
+    if (static_cast<int>(threadIdx.x) < tile.nd) {
+      const int groups = (len + 3) / 4;
+      for (int gi = 0; gi < groups; ++gi) {
+        part_d += smem[L.chan + threadIdx.x * kGroups + gi];
+        part_bias += smem[L.chan + (Tr::kDStep + threadIdx.x) * kGroups + gi];
+      }
+    }
+  }
+
+  // Per-block results: dh0 directly, the rest as partials for the finalize.
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int n = CS::state(s, k);
+    if (!active || n >= Tr::kN) continue;
+    const long long rdn = (row * dim + d) * Tr::kN + n;
+    if constexpr (Tr::kH0)
+      if (seg == 0)
+        p.dh0[b * p.dh0_batch_stride + d * p.dh0_dim_stride + n] = static_cast<float>(acc.r[k]);
+    p.part_a[rdn] = static_cast<float>(acc.dA[k]);
+    if constexpr (!Tr::kVarB) p.part_b[rdn] = static_cast<float>(acc.dB[k]);
+    if constexpr (!Tr::kVarC) p.part_c[rdn] = static_cast<float>(acc.dC[k]);
+  }
+  if (static_cast<int>(threadIdx.x) < tile.nd) {
+    const long long rd = row * dim + tile.d0 + threadIdx.x;
+    if constexpr (Tr::kHasD) p.part_d[rd] = static_cast<float>(part_d);
+    if constexpr (Tr::kHasBias) p.part_bias[rd] = static_cast<float>(part_bias);
+  }
+}
+
+template <typename Tr>
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
+    ssm_bwd_sequential(const SsmBwdParams p) {
+  bwd_chunks<Tr, false>(p);
+}
+
+}  // namespace ssmtune_kernels

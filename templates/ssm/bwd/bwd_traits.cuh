@@ -1,0 +1,59 @@
+// Compile-time description of one backward kernel variant. Its members are
+// named as FwdTraits' so that the forward's device helpers (tiles, staging,
+// ChannelStates, exps) serve the backward unchanged.
+#pragma once
+
+#include "ssm/bwd/bwd_params.cuh"
+#include "ssm/fwd_traits.cuh"
+
+namespace ssmtune_kernels {
+
+template <typename InT_, typename AccT_, int kN_, int kChunk_, int kDStep_, int kNSplit_,
+          ExpKind kExp_, bool kVarB_, bool kVarC_, bool kHasD_, bool kHasZ_, bool kHasBias_,
+          bool kSoftplus_, bool kH0_, bool kDLast_>
+struct BwdTraits {
+  using InT = InT_;
+  using AccT = AccT_;  // float or double: states, adjoints and per-thread sums
+  static constexpr int kN = kN_;
+  static constexpr int kChunk = kChunk_;
+  static constexpr int kDStep = kDStep_;
+  static constexpr int kNSplit = kNSplit_;
+  static constexpr int kThreads = kDStep_ * kNSplit_;
+  static constexpr int kItems = 1;
+  static constexpr ExpKind kExp = kExp_;
+  static constexpr int kPolyShare = 0;
+  static constexpr bool kVarB = kVarB_, kVarC = kVarC_, kHasD = kHasD_, kHasZ = kHasZ_;
+  static constexpr bool kHasBias = kHasBias_, kSoftplus = kSoftplus_;
+  static constexpr bool kLastState = false, kH0 = kH0_, kDLast = kDLast_;
+
+  static constexpr bool kAccDouble = sizeof(AccT) == 8;
+  // Blocks per SM the register allocation must allow: 512 threads' worth
+  // (at most 128 registers a thread) for blocks of 128 threads or more and
+  // up to 4 states per thread, else 256; fp64 accumulation takes what it
+  // needs.
+  static constexpr int kPer = (kN + kNSplit - 1) / kNSplit;
+  static constexpr int kResident = kPer <= 4 && kThreads >= 128 ? 512 : 256;
+  static constexpr int kMinBlocks =
+      kAccDouble ? 1 : (kResident / kThreads > 1 ? kResident / kThreads : 1);
+  static_assert(sizeof(AccT) == 4 || sizeof(AccT) == 8, "AccT must be float or double");
+  static_assert(kN >= 1 && kN <= 256, "dstate must be in [1, 256]");
+  static_assert(kChunk >= 4 && kChunk <= 1024 && kChunk % 4 == 0,
+                "chunk must be a multiple of 4 in [4, 1024]");
+  static_assert(kDStep >= 1 && kDStep <= 64, "d_step must be in [1, 64]");
+  static_assert(kNSplit >= 1 && kNSplit <= 32 && (kNSplit & (kNSplit - 1)) == 0,
+                "n_split must be a power of two <= 32");
+  static_assert(kNSplit <= kN, "n_split must not exceed dstate");
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024,
+                "d_step * n_split must be a multiple of 32, at most 1024");
+  static_assert(kExp != ExpKind::kPoly, "the backward takes the accurate or the fast exp");
+  static_assert(!kAccDouble || kExp == ExpKind::kAccurate,
+                "fp64 accumulation only with the accurate exp");
+};
+
+// The same variant without variable C: phase 1 stages no C rows.
+template <typename Tr>
+struct BwdNoC : Tr {
+  static constexpr bool kVarC = false;
+};
+
+}  // namespace ssmtune_kernels

@@ -1,0 +1,110 @@
+// Backward config keys, legality, default and search space.
+#include <catch2/catch.hpp>
+
+#include "support/problems.h"
+#include "tuner/bwd/config.h"
+
+namespace ssmtune::bwd {
+namespace {
+
+BwdProblem mid(DType t, int64_t n = 16) {
+  BwdProblem p;
+  p.fwd = testing::shape(8, 1536, 2048, n, t);
+  return p;
+}
+
+TEST_CASE("backward config keys round-trip", "[bwd]") {
+  BwdConfig c;
+  CHECK(c.key() == "seq.K32.D8.fp32.t32.s4.fast");
+  CHECK(*BwdConfig::from_key(c.key()) == c);
+  c.acc = BwdAcc::kF64;
+  c.exp = BwdExp::kAccurate;
+  c.chunk = 64;
+  CHECK(c.key() == "seq.K64.D8.fp64.t32.s4.accurate");
+  CHECK(*BwdConfig::from_key(c.key()) == c);
+  c.algo = BwdAlgo::kMultiPass;
+  c.segments = 8;
+  CHECK(c.key() == "mp.K64.D8.fp64.t32.s4.accurate.S8");
+  CHECK(*BwdConfig::from_key(c.key()) == c);
+  CHECK(!BwdConfig::from_key("seq.K32.D8.fp32.t32.s4").is_ok());
+  CHECK(!BwdConfig::from_key("seq.K032.D8.fp32.t32.s4.fast").is_ok());
+  CHECK(!BwdConfig::from_key("scan.K32.D8.fp32.t32.s4.fast").is_ok());
+  CHECK(!BwdConfig::from_key("seq.K32.D8.fp16.t32.s4.fast").is_ok());
+}
+
+TEST_CASE("backward legality mirrors the templates", "[bwd]") {
+  const BwdProblem p = mid(DType::kBF16);
+  BwdConfig c;
+  CHECK(check_config(p, c).is_ok());
+  auto why = [&](BwdConfig x) { return check_config(p, x, 227 * 1024).message(); };
+  BwdConfig x = c;
+  x.threads = 64;
+  CHECK(why(x).find("d_step * n_split") != std::string::npos);
+  x = c;
+  x.d_step = 4;
+  x.threads = 16;
+  CHECK(why(x).find("multiple of 32") != std::string::npos);
+  x = c;
+  x.chunk = 30;
+  CHECK(why(x).find("multiple of 4") != std::string::npos);
+  x = c;
+  x.n_split = 32;
+  x.d_step = 1;
+  x.threads = 32;
+  CHECK(why(x).find("exceeds dstate") != std::string::npos);
+  x = c;
+  x.acc = BwdAcc::kF64;
+  CHECK(why(x).find("accurate exp") != std::string::npos);
+  x = c;
+  x.chunk = 1024;
+  x.d_step = 64;
+  x.threads = 256;
+  CHECK(why(x).find("shared memory") != std::string::npos);
+  x = c;
+  x.algo = BwdAlgo::kMultiPass;
+  CHECK(why(x).find("segments must be in [2, 65535]") != std::string::npos);
+  x.segments = 8;
+  CHECK(why(x).empty());
+  x = c;
+  x.segments = 8;
+  CHECK(why(x).find("segments must be 1") != std::string::npos);
+}
+
+TEST_CASE("the backward default is legal for every dstate and dtype", "[bwd]") {
+  for (int64_t n : {1, 2, 3, 4, 5, 16, 64, 100, 256})
+    for (DType t : {DType::kF32, DType::kBF16})
+      for (BwdAcc acc : {BwdAcc::kF32, BwdAcc::kF64}) {
+        const BwdProblem p = mid(t, n);
+        const BwdDefault d = default_config(p, acc, 227 * 1024);
+        INFO(p.key() << " " << d.config.key() << " " << d.reason);
+        CHECK(check_config(p, d.config, 227 * 1024).is_ok());
+        CHECK(!d.reason.empty());
+      }
+}
+
+TEST_CASE("the backward default goes multipass for few blocks and long sequences", "[bwd]") {
+  BwdProblem p = mid(DType::kBF16);
+  CHECK(default_config(p).config.algo == BwdAlgo::kSequential);
+  p.fwd = testing::shape(1, 64, 65536, 16, DType::kBF16);
+  const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024);
+  INFO(d.config.key() << " " << d.reason);
+  CHECK(d.config.algo == BwdAlgo::kMultiPass);
+  CHECK(d.config.segments >= 2);
+  CHECK(check_config(p, d.config, 227 * 1024).is_ok());
+  p.fwd.seqlen = 64;  // short: nothing to split
+  CHECK(default_config(p).config.algo == BwdAlgo::kSequential);
+}
+
+TEST_CASE("the backward search space is a few dozen legal configs", "[bwd]") {
+  for (int64_t n : {1, 4, 16, 256}) {
+    const BwdProblem p = mid(DType::kBF16, n);
+    const auto space = search_space(p, 227 * 1024);
+    INFO(p.key());
+    CHECK(space.size() >= 4);
+    CHECK(space.size() <= 48);
+    for (const auto& c : space) CHECK(check_config(p, c, 227 * 1024).is_ok());
+  }
+}
+
+}  // namespace
+}  // namespace ssmtune::bwd

@@ -1,0 +1,103 @@
+// Backward launch plans: name expressions, grids, shared memory and scratch.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "support/problems.h"
+#include "tuner/bwd/plan.h"
+
+namespace ssmtune::bwd {
+namespace {
+
+TEST_CASE("backward traits expressions carry every flag", "[bwd]") {
+  BwdProblem p;
+  p.fwd = testing::shape(2, 64, 100, 16, DType::kBF16);
+  p.fwd.has_z = p.fwd.return_last_state = p.has_dlast = true;
+  p.fwd.variable_c = false;
+  CHECK(traits_expression(p, BwdConfig{}) ==
+        "ssmtune_kernels::BwdTraits<__nv_bfloat16, float, 16, 32, 8, 4, "
+        "ssmtune_kernels::ExpKind::kFast, true, false, false, true, false, false, false, true>");
+}
+
+TEST_CASE("backward plans: two launches, grids and scratch from the shared layout", "[bwd]") {
+  BwdProblem p;
+  p.fwd = testing::shape(3, 40, 1000, 16, DType::kF16, 2);
+  p.fwd.has_d = p.fwd.has_delta_bias = true;
+  BwdConfig c;  // K32 D8 s4
+  auto plan = plan_bwd(p, c, 227 * 1024);
+  REQUIRE(plan.is_ok());
+  REQUIRE(plan->kernels.size() == 2);
+  CHECK(plan->kernels[0].name_expression.rfind("ssmtune_kernels::ssm_bwd_sequential<", 0) == 0);
+  CHECK(plan->kernels[1].name_expression.rfind("ssmtune_kernels::ssm_bwd_finalize<", 0) == 0);
+  REQUIRE(plan->launches.size() == 2);
+  const auto& main = plan->launches[0];
+  CHECK(main.grid.x == 2 * 3);  // groups * ceil(20 / 8)
+  CHECK(main.grid.y == 3);
+  CHECK(main.block.x == 32);
+  CHECK(main.shared_bytes == shared_bytes(p, c));
+  CHECK(plan->launches[1].grid.y == 5);
+  CHECK(plan->n_chunks == 32);
+  CHECK(plan->tiles_per_group == 3);
+  const auto& s = plan->scratch;
+  // checkpoints: batch * (n_chunks - 1) * dstate * dim fp32
+  CHECK(s.part_b - s.ckpt >= 3 * 31 * 16 * 40 * 4);
+  // variable dB partials: batch * tiles * dstate * seqlen fp32
+  CHECK(s.part_c - s.part_b >= 3 * 6 * 16 * 1000 * 4);
+  CHECK(s.bytes > s.part_bias);
+  CHECK(s.part_bias > s.part_d);
+  // No (batch, dim, seqlen, dstate) tensor.
+  CHECK(s.bytes < 3LL * 40 * 1000 * 16 * 4);
+  // A larger chunk halves the checkpoints.
+  c.chunk = 64;
+  auto plan64 = plan_bwd(p, c, 227 * 1024);
+  REQUIRE(plan64.is_ok());
+  CHECK(plan64->scratch.bytes < s.bytes);
+}
+
+TEST_CASE("multipass plans: local, combine, chunks, finalize; no empty segment", "[bwd]") {
+  BwdProblem p;
+  p.fwd = testing::shape(2, 16, 1000, 16, DType::kBF16);
+  p.fwd.has_d = true;
+  BwdConfig c;  // K32: 32 chunks
+  c.algo = BwdAlgo::kMultiPass;
+  c.segments = 7;  // 5 chunks each: 7 segments (the last 2 chunks)
+  auto plan = plan_bwd(p, c, 227 * 1024);
+  REQUIRE(plan.is_ok());
+  REQUIRE(plan->kernels.size() == 4);
+  const char* names[] = {"ssm_bwd_multipass_local", "ssm_bwd_multipass_combine",
+                         "ssm_bwd_multipass_chunks", "ssm_bwd_finalize"};
+  for (int i = 0; i < 4; ++i)
+    CHECK(plan->kernels[i].name_expression.rfind(std::string("ssmtune_kernels::") + names[i], 0) ==
+          0);
+  CHECK(plan->seg_chunks == 5);
+  CHECK(plan->segments == 7);
+  CHECK(plan->launches[0].grid.z == 7);
+  CHECK(plan->launches[2].grid.z == 7);
+  CHECK(plan->launches[1].grid.x * plan->launches[1].block.x >= 2 * 16 * 16);
+  // Carries: 5 per (b, segment, n, d) fp32; dA partials per (b, segment).
+  CHECK(plan->scratch.part_b - plan->scratch.carries >= 5 * 2 * 7 * 16 * 16 * 4);
+  CHECK(plan->scratch.part_d - plan->scratch.part_a >= 2 * 7 * 16 * 16 * 4);
+  c.segments = 40;  // more segments than chunks: one chunk each
+  plan = plan_bwd(p, c, 227 * 1024);
+  REQUIRE(plan.is_ok());
+  CHECK(plan->segments == 32);
+  CHECK(plan->seg_chunks == 1);
+  c.segments = 1;
+  CHECK(!plan_bwd(p, c).is_ok());
+  p.fwd.seqlen = 32;  // one chunk
+  c.segments = 2;
+  CHECK(!plan_bwd(p, c).is_ok());
+}
+
+TEST_CASE("backward plans reject illegal configs and problems", "[bwd]") {
+  BwdProblem p;
+  p.fwd = testing::shape(2, 64, 100, 16, DType::kF32);
+  BwdConfig c;
+  c.threads = 64;
+  CHECK(!plan_bwd(p, c).is_ok());
+  p.has_dlast = true;  // without return_last_state
+  CHECK(!plan_bwd(p, BwdConfig{}).is_ok());
+}
+
+}  // namespace
+}  // namespace ssmtune::bwd

@@ -1,0 +1,199 @@
+// Backward configs: keys, legality, default and search space.
+#include "tuner/bwd/config.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "ssm/bwd/bwd_params.cuh"
+
+namespace ssmtune::bwd {
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out(1);
+  for (char c : s) {
+    if (c == sep) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+bool parse_field(const std::string& f, const std::string& prefix, int& out) {
+  if (f.compare(0, prefix.size(), prefix) != 0 || f.size() == prefix.size() ||
+      f.size() > prefix.size() + 6)
+    return false;
+  int v = 0;
+  for (size_t i = prefix.size(); i < f.size(); ++i) {
+    if (f[i] < '0' || f[i] > '9') return false;
+    v = v * 10 + (f[i] - '0');
+  }
+  out = v;
+  return true;
+}
+
+bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
+
+}  // namespace
+
+const char* to_string(BwdAlgo a) { return a == BwdAlgo::kSequential ? "seq" : "mp"; }
+
+std::string BwdConfig::key() const {
+  std::ostringstream os;
+  os << to_string(algo) << ".K" << chunk << ".D" << d_step << "."
+     << (acc == BwdAcc::kF64 ? "fp64" : "fp32") << ".t" << threads << ".s" << n_split << "."
+     << (exp == BwdExp::kFast ? "fast" : "accurate");
+  if (algo == BwdAlgo::kMultiPass) os << ".S" << segments;
+  return os.str();
+}
+
+Result<BwdConfig> BwdConfig::from_key(const std::string& key) {
+  auto bad = [&key](const std::string& why) {
+    return Status::invalid_argument("bad backward config key '" + key + "': " + why);
+  };
+  const auto f = split(key, '.');
+  BwdConfig c;
+  if (f[0] == "seq") {
+    c.algo = BwdAlgo::kSequential;
+  } else if (f[0] == "mp") {
+    c.algo = BwdAlgo::kMultiPass;
+  } else {
+    return bad("unknown algorithm '" + f[0] + "' (expected seq or mp)");
+  }
+  const size_t fields = c.algo == BwdAlgo::kMultiPass ? 8 : 7;
+  if (f.size() != fields)
+    return bad("expected " + std::to_string(fields) + " dot-separated fields");
+  if (!parse_field(f[1], "K", c.chunk)) return bad("field 2 must be K<chunk>");
+  if (!parse_field(f[2], "D", c.d_step)) return bad("field 3 must be D<d_step>");
+  if (f[3] == "fp32") {
+    c.acc = BwdAcc::kF32;
+  } else if (f[3] == "fp64") {
+    c.acc = BwdAcc::kF64;
+  } else {
+    return bad("field 4 must be fp32 or fp64");
+  }
+  if (!parse_field(f[4], "t", c.threads)) return bad("field 5 must be t<threads>");
+  if (!parse_field(f[5], "s", c.n_split)) return bad("field 6 must be s<n_split>");
+  if (f[6] == "fast") {
+    c.exp = BwdExp::kFast;
+  } else if (f[6] == "accurate") {
+    c.exp = BwdExp::kAccurate;
+  } else {
+    return bad("field 7 must be fast or accurate");
+  }
+  if (c.algo == BwdAlgo::kMultiPass && !parse_field(f[7], "S", c.segments))
+    return bad("field 8 must be S<segments>");
+  if (c.key() != key) return bad("not in canonical form (expected '" + c.key() + "')");
+  return c;
+}
+
+bool operator==(const BwdConfig& a, const BwdConfig& b) { return a.key() == b.key(); }
+
+size_t shared_bytes(const BwdProblem& p, const BwdConfig& c) {
+  const auto l = ssmtune_kernels::bwd_smem_layout(static_cast<int>(p.fwd.dstate), c.chunk, c.d_step,
+                                                  c.n_split, p.fwd.variable_b, p.fwd.variable_c,
+                                                  c.acc == BwdAcc::kF64 ? 8 : 4);
+  return sizeof(float) * static_cast<size_t>(l.floats);
+}
+
+Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_bytes) {
+  auto bad = [&c](const std::string& why) {
+    return Status::invalid_argument("backward config " + c.key() + ": " + why);
+  };
+  if (c.chunk < 4 || c.chunk > 1024 || c.chunk % 4 != 0)
+    return bad("chunk must be a multiple of 4 in [4, 1024]");
+  if (c.d_step < 1 || c.d_step > 64) return bad("d_step must be in [1, 64]");
+  if (!is_pow2(c.n_split) || c.n_split > 32) return bad("n_split must be a power of 2 <= 32");
+  if (c.n_split > p.fwd.dstate) return bad("n_split exceeds dstate");
+  if (c.threads != c.d_step * c.n_split) return bad("threads must equal d_step * n_split");
+  if (c.threads % 32 != 0 || c.threads > 1024)
+    return bad("threads must be a multiple of 32, at most 1024");
+  if (c.acc == BwdAcc::kF64 && c.exp != BwdExp::kAccurate)
+    return bad("fp64 accumulation needs the accurate exp");
+  if (c.algo == BwdAlgo::kSequential && c.segments != 1)
+    return bad("segments must be 1 (sequential)");
+  if (c.algo == BwdAlgo::kMultiPass && (c.segments < 2 || c.segments > 65535))
+    return bad("multipass: segments must be in [2, 65535] (grid z)");
+  if (p.fwd.batch > 65535) return bad("batch above 65535 (grid y)");
+  const int64_t n_chunks = (p.fwd.seqlen + c.chunk - 1) / c.chunk;
+  if (c.algo == BwdAlgo::kMultiPass && n_chunks < 2)
+    return bad("multipass: needs at least 2 chunks (one segment otherwise)");
+  if (n_chunks * c.chunk > (int64_t{1} << 31) - 1) return bad("seqlen too long for int timesteps");
+  const size_t smem = shared_bytes(p, c);
+  if (max_shared_bytes != 0 && smem > max_shared_bytes)
+    return bad("needs " + std::to_string(smem) + " bytes of shared memory, the device allows " +
+               std::to_string(max_shared_bytes));
+  return Status::ok();
+}
+
+BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_bytes) {
+  BwdConfig c;
+  c.acc = acc;
+  c.exp = acc == BwdAcc::kF64 ? BwdExp::kAccurate : BwdExp::kFast;
+  // About 4 states per thread (registers: h, r, dA and A twice per state).
+  int s = 1;
+  while (s * 2 <= 32 && s * 2 * 4 <= p.fwd.dstate) s *= 2;
+  c.n_split = s;
+  // Up to 128 threads: a tile's variable dB/dC partials are written per
+  // tile, so wider tiles cut that traffic (dim / d_step partial rows per
+  // B/C row); no wider than the group needs.
+  int d = 32 / s;
+  while (d * s < 128 && d < 64 && d < p.fwd.dim_per_group()) d *= 2;
+  c.d_step = d;
+  c.threads = d * s;
+  // Chunk 16: the chunk's history (chunk * dstate * d_step AccT) stays small
+  // enough for 4 blocks of 128 threads per SM at dstate 16.
+  c.chunk = 16;
+  while (c.chunk > 4 && max_shared_bytes != 0 && shared_bytes(p, c) > max_shared_bytes)
+    c.chunk /= 2;
+  std::string reason = "n_split " + std::to_string(s) + " (about 4 states per thread), d_step " +
+                       std::to_string(d) + " (" + std::to_string(c.threads) +
+                       " threads: fewer per-tile dB/dC partials), chunk " +
+                       std::to_string(c.chunk) + " (history in shared memory)";
+  // Few blocks and a long sequence: segments across blocks (multipass), up
+  // to about 1024 blocks of at least 8 chunks each.
+  const FwdProblem& f = p.fwd;
+  const int64_t blocks = f.batch * f.groups * ((f.dim_per_group() + d - 1) / d);
+  const int64_t n_chunks = (f.seqlen + c.chunk - 1) / c.chunk;
+  if (blocks < 256 && n_chunks >= 16) {
+    int64_t segments = std::min<int64_t>({n_chunks / 8, (1024 + blocks - 1) / blocks, 65535});
+    if (segments >= 2) {
+      c.algo = BwdAlgo::kMultiPass;
+      c.segments = static_cast<int>(segments);
+      reason += "; multipass over " + std::to_string(segments) + " segments (" +
+                std::to_string(blocks) + " blocks alone would leave the GPU idle)";
+    }
+  }
+  return {c, reason};
+}
+
+std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes) {
+  std::vector<BwdConfig> out;
+  for (int chunk : {8, 16, 32})
+    for (int s = 1; s <= 32 && s <= p.fwd.dstate; s *= 2)
+      for (int warps : {1, 2, 4}) {
+        if (s * 8 < p.fwd.dstate && s < 32) continue;  // over 8 states per thread: spills
+        if (s > 1 && s * 2 > p.fwd.dstate) continue;   // under 2 states per thread
+        BwdConfig c;
+        c.chunk = chunk;
+        c.n_split = s;
+        c.threads = 32 * warps;
+        c.d_step = c.threads / s;
+        if (check_config(p, c, max_shared_bytes).is_ok()) out.push_back(c);
+      }
+  BwdConfig acc = default_config(p, BwdAcc::kF32, max_shared_bytes).config;
+  acc.exp = BwdExp::kAccurate;
+  if (check_config(p, acc, max_shared_bytes).is_ok()) out.push_back(acc);
+  // Multipass: the default's block over 8, 32 or 128 segments.
+  for (int segments : {8, 32, 128}) {
+    BwdConfig mp = default_config(p, BwdAcc::kF32, max_shared_bytes).config;
+    mp.algo = BwdAlgo::kMultiPass;
+    mp.segments = segments;
+    if (check_config(p, mp, max_shared_bytes).is_ok()) out.push_back(mp);
+  }
+  return out;
+}
+
+}  // namespace ssmtune::bwd

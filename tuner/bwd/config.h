@@ -1,0 +1,62 @@
+// One point of the backward kernel space: algorithm, chunk, channels per
+// block, state split, accumulation dtype and exp mode, with a stable text
+// key; its legality for a problem (mirroring the templates' static_asserts
+// and the shared-memory limit), the heuristic default and the search space.
+// Values and pure functions; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "ssmtune/status.h"
+#include "tuner/bwd/problem.h"
+
+namespace ssmtune::bwd {
+
+enum class BwdAlgo {
+  kSequential,  // one block per (batch, channel tile) walks the whole sequence
+  kMultiPass,   // segments of the sequence across blocks (not built yet: rejected)
+};
+const char* to_string(BwdAlgo a);  // "seq", "mp"
+
+enum class BwdAcc { kF32, kF64 };
+enum class BwdExp { kAccurate, kFast };
+
+struct BwdConfig {
+  BwdAlgo algo = BwdAlgo::kSequential;
+  int chunk = 32;    // K: timesteps staged (and their history kept) per chunk
+  int d_step = 8;    // channels per block
+  int n_split = 4;   // threads sharing one channel's states
+  int threads = 32;  // d_step * n_split, a multiple of 32
+  BwdAcc acc = BwdAcc::kF32;
+  BwdExp exp = BwdExp::kFast;
+  int segments = 1;  // multipass: sequence segments per (batch, tile)
+
+  // "seq.K32.D8.fp32.t32.s4.fast" (multipass appends ".S<segments>").
+  std::string key() const;
+  static Result<BwdConfig> from_key(const std::string& key);
+};
+
+bool operator==(const BwdConfig& a, const BwdConfig& b);
+
+// Shared memory of one block, bytes (bwd_smem_layout).
+size_t shared_bytes(const BwdProblem& p, const BwdConfig& c);
+
+// Ok, or kInvalidArgument naming the broken rule. max_shared_bytes: the
+// device's opt-in limit per block (0: unchecked).
+Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_bytes = 0);
+
+struct BwdDefault {
+  BwdConfig config;
+  std::string reason;
+};
+// A legal config for `p` (the chunk shrinks until the block fits
+// max_shared_bytes; 0: no limit).
+BwdDefault default_config(const BwdProblem& p, BwdAcc acc = BwdAcc::kF32,
+                          size_t max_shared_bytes = 0);
+
+// The legal configs to tune over (a few dozen).
+std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes);
+
+}  // namespace ssmtune::bwd
