@@ -1,4 +1,5 @@
 // The registry of kernel families: one line per family.
+#include "tuner/bwd/family.h"
 #include "tuner/family.h"
 #include "tuner/fwd/family.h"
 
@@ -7,6 +8,7 @@ namespace ssmtune {
 const std::vector<const KernelFamily*>& all_families() {
   static const std::vector<const KernelFamily*> families = {
       &fwd_family(),
+      &bwd_family(),
   };
   return families;
 }
