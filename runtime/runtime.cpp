@@ -15,6 +15,7 @@
 #include "jit/device.h"
 #include "runtime/call_args.h"
 #include "runtime/first_use_tuner.h"
+#include "runtime/prepared_call.h"
 #include "runtime/selector.h"
 #include "tuner/fwd_runner.h"
 
@@ -49,6 +50,11 @@ struct Runtime::Impl {
   std::shared_mutex kernels_mu;
   std::map<ProblemId, Entry> kernels;
   std::mutex compile_mu;  // one compilation at a time per runtime
+
+  // Prepared calls per layout key (runtime/prepared_call.h); never erased,
+  // so the pointers handed out stay valid until the runtime goes.
+  std::shared_mutex plans_mu;
+  std::map<std::vector<int64_t>, std::unique_ptr<PreparedCall>> plans;
 
   std::mutex scratch_mu;
   std::map<void*, std::unique_ptr<FwdScratch>> scratch;  // per stream
@@ -147,6 +153,43 @@ Status Runtime::selective_scan_fwd(const ssmtune_fwd_args& args, void* stream) {
   SSMTUNE_ASSIGN_OR_RETURN(const Impl::Entry* e, impl_->entry_for(call.problem));
   return e->kernel->launch(make_params(call.problem, call.tensors), static_cast<CUstream>(stream),
                            impl_->scratch_for(stream));
+}
+
+Result<const PreparedCall*> Runtime::prepare_fwd(const ssmtune_fwd_args& layout) {
+  std::vector<int64_t> key = layout_key(layout);
+  {
+    std::shared_lock<std::shared_mutex> lock(impl_->plans_mu);
+    auto it = impl_->plans.find(key);
+    if (it != impl_->plans.end()) return it->second.get();
+  }
+  SSMTUNE_ASSIGN_OR_RETURN(CallProblem call, read_layout(layout));
+  SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
+  SSMTUNE_ASSIGN_OR_RETURN(const Impl::Entry* e, impl_->entry_for(call.problem));
+  auto prepared = std::make_unique<PreparedCall>(this, std::move(call), e->choice, e->kernel);
+  std::unique_lock<std::shared_mutex> lock(impl_->plans_mu);
+  auto [it, inserted] = impl_->plans.emplace(std::move(key), std::move(prepared));
+  return it->second.get();  // a racing thread's equal plan wins; ours is dropped
+}
+
+Status Runtime::launch_fwd(const PreparedCall& call, const void* const* ptrs, void* scratch,
+                           void* stream) {
+  if (call.owner() != this)
+    return Status::invalid_argument("the prepared call belongs to another runtime");
+  SSMTUNE_ASSIGN_OR_RETURN(ssmtune_kernels::SsmFwdParams params, call.bind(ptrs));
+  SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
+  const auto s = static_cast<CUstream>(stream);
+  if (call.scratch_bytes() == 0) return call.kernel().launch_on(params, s, 0, 0);
+  if (scratch == nullptr) return call.kernel().launch(params, s, impl_->scratch_for(stream));
+  if (reinterpret_cast<uintptr_t>(scratch) % 256 != 0)
+    return Status::invalid_argument("scratch: pointer is not aligned to 256 bytes");
+  const auto base = reinterpret_cast<CUdeviceptr>(scratch);
+  return call.kernel().launch_on(params, s, base, base + call.flags_offset());
+}
+
+std::string Runtime::explain(const PreparedCall& call) {
+  const ConfigChoice& c = call.choice();
+  return call.problem().key() + ": " + c.config.key() + " [" + to_string(c.rule) + ", in use] " +
+         c.reason;
 }
 
 Result<std::string> Runtime::explain(const ssmtune_fwd_args& args) {
