@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -31,6 +32,8 @@ struct Runtime::Impl {
   std::mutex db_mu;
   std::string db_path;
   double tune_budget_s = 0;  // tune on first use; 0: off
+  // $SSMTUNE_FORCE_CONFIG: one config for every problem (tests, experiments).
+  std::optional<KernelConfig> forced;
 
   struct Entry {
     ConfigChoice choice;
@@ -62,6 +65,12 @@ struct Runtime::Impl {
   Impl(jit::Context c, jit::DeviceInfo d) : context(std::move(c)), device(std::move(d)) {}
 
   Result<ConfigChoice> choose(const Problem& p) {
+    if (forced) {
+      ConfigChoice c;
+      c.config = *forced;
+      c.reason = "forced by $SSMTUNE_FORCE_CONFIG";
+      return c;
+    }
     std::lock_guard<std::mutex> lock(db_mu);
     return choose_config(db.get(), device, versions, p);
   }
@@ -80,7 +89,7 @@ struct Runtime::Impl {
       if (it != kernels.end()) return &it->second;
     }
     SSMTUNE_ASSIGN_OR_RETURN(ConfigChoice choice, choose(p));
-    if (choice.rule != SelectRule::kExact && tune_budget_s > 0 && db) {
+    if (choice.rule != SelectRule::kExact && tune_budget_s > 0 && db && !forced) {
       SSMTUNE_ASSIGN_OR_RETURN(choice, tune_first(p, std::move(choice)));
     }
     SSMTUNE_ASSIGN_OR_RETURN(
@@ -131,6 +140,11 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
     impl->tune_budget_s = *o.tune_on_first_use_s;
   } else {
     SSMTUNE_ASSIGN_OR_RETURN(impl->tune_budget_s, tune_budget_from_env());
+  }
+  if (const char* f = std::getenv("SSMTUNE_FORCE_CONFIG"); f != nullptr && *f != '\0') {
+    auto c = KernelConfig::from_key(f);
+    if (!c) return Status::invalid_argument("$SSMTUNE_FORCE_CONFIG: " + c.status().message());
+    impl->forced = *c;
   }
   if (o.use_db) {
     const std::string path = cache::resolve_db_path(o.db_path);

@@ -29,6 +29,8 @@ struct RuntimeOptions {
   // shape waits for it. Unset: $SSMTUNE_TUNE_ON_FIRST_USE (seconds or "off");
   // 0: off. Needs the database.
   std::optional<double> tune_on_first_use_s;
+  // $SSMTUNE_FORCE_CONFIG (a config key, as `ssmtune compile --config`
+  // takes) makes every problem run that config: for tests and experiments.
 };
 
 class Runtime {
