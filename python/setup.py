@@ -11,11 +11,10 @@ Environment: SSMTUNE_CMAKE_ARGS (extra configure arguments), SSMTUNE_BUILD_JOBS.
 import os
 import shlex
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 try:
@@ -65,6 +64,11 @@ class AbiWheel(bdist_wheel):
         return "cp310", "abi3", plat
 
 
+class BinaryDistribution(Distribution):
+    def has_ext_modules(self):
+        return True  # the package holds ELF files: install to platlib, the wheel's root
+
+
 def package_dir():
     rel = os.path.relpath(HERE, os.getcwd())
     return {} if rel == "." else {"": rel}
@@ -75,6 +79,7 @@ if __name__ == "__main__":
         packages=["ssmtune"],
         package_dir=package_dir(),
         cmdclass={"build_py": BuildWithCMake, "bdist_wheel": AbiWheel},
+        distclass=BinaryDistribution,
         options={"build": {"build_base": os.path.join(os.path.relpath(HERE, os.getcwd()),
                                                       "build", "pip")}},
         zip_safe=False,

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Host cost per call of the selective scan forward from Python, in one
+process, on an enqueue-bound tiny shape: mamba_ssm's selective_scan_fn (when
+importable), ssmtune's op in each registration style (through
+selective_scan_fn, the op called directly, and under inference_mode, which
+skips the autograd layer), the raw extension call, and the old ctypes path.
+
+Each figure: the host clock around batches of 64 calls, the stream drained
+between batches (outside the timing) so the launch queue never fills; the
+best of --rounds rounds, microseconds per call. Plain (u, delta, A, B, C)
+and with flags (D, z, delta_bias, softplus). Prints a table, then one JSON
+line (also written to --json). Target (issue 16): ssmtune's op at most half
+of mamba_ssm's selective_scan_fn.
+
+    python3 bench/py_overhead.py [--batch 1 --dim 64 --seqlen 64 --dstate 16
+                                  --dtype fp32 --rounds 5 --json out.json]
+"""
+import argparse
+import contextlib
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+import ssmtune  # noqa: E402
+from ssmtune import _ctypes_path, _ext, ops  # noqa: E402
+
+BATCH_CALLS = 64
+
+
+def time_us(call, rounds, batches=100):
+    for _ in range(BATCH_CALLS):
+        call()  # warm: compile, plan, caches
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(rounds):
+        total = 0.0
+        for _ in range(batches):
+            t0 = time.perf_counter()
+            for _ in range(BATCH_CALLS):
+                call()
+            total += time.perf_counter() - t0
+            torch.cuda.synchronize()
+        best = min(best, total / (batches * BATCH_CALLS) * 1e6)
+    return best
+
+
+def inputs(a, flags):
+    dt = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[a.dtype]
+    g = torch.Generator(device="cuda").manual_seed(1234)
+    shape = (a.batch, a.dim, a.seqlen)
+    u = torch.randn(*shape, device="cuda", generator=g).to(dt)
+    delta = (0.5 * torch.rand(*shape, device="cuda", generator=g)).to(dt)
+    A = -0.5 * torch.rand(a.dim, a.dstate, device="cuda", generator=g)
+    B = torch.randn(a.batch, a.dstate, a.seqlen, device="cuda", generator=g).to(dt)
+    C = torch.randn(a.batch, a.dstate, a.seqlen, device="cuda", generator=g).to(dt)
+    D = z = bias = None
+    if flags:
+        D = torch.randn(a.dim, device="cuda", generator=g)
+        z = torch.randn(*shape, device="cuda", generator=g).to(dt)
+        bias = 0.5 * torch.rand(a.dim, device="cuda", generator=g)
+    return u, delta, A, B, C, D, z, bias, flags
+
+
+def raw_extension(x):
+    """The floor under the op: a prepared plan, outputs from torch.empty_like,
+    one fwd_launch (what the op does minus the key, the dict and dispatch)."""
+    u, delta, A, B, C, D, z, bias, sp = x
+    ops.fwd_custom_op(u, delta, A, B, C, D, z, bias, None, sp, False)  # prepares the plan
+    plan = list(ops._cache._plans.values())[-1][0]
+    e = _ext.ext()
+    launch, stream, index = e.fwd_launch, torch._C._cuda_getCurrentRawStream, u.get_device()
+    ptrs = [t.data_ptr() if t is not None else 0 for t in (u, delta, A, B, C, D, z, bias, None)]
+
+    def call():
+        out = torch.empty_like(u)
+        out_z = torch.empty_like(u) if z is not None else None
+        launch(plan, *ptrs, out.data_ptr(), 0 if out_z is None else out_z.data_ptr(), 0, 0,
+               stream(index))
+    return call
+
+
+def variants(x, mamba):
+    u, delta, A, B, C, D, z, bias, sp = x
+    out = {}
+    if mamba is not None:
+        out["mamba_ssm selective_scan_fn"] = lambda: mamba(u, delta, A, B, C, D, z, bias, sp)
+    for style, op in (("custom_op", ops.fwd_custom_op), ("library", ops.fwd_library_op)):
+        out[f"ssmtune selective_scan_fn [{style}]"] = lambda op=op: _with_op(op, x)
+        out[f"ssmtune op direct [{style}]"] = (
+            lambda op=op: op(u, delta, A, B, C, D, z, bias, None, sp, False))
+        out[f"ssmtune op direct, inference_mode [{style}]"] = (
+            "inference", lambda op=op: op(u, delta, A, B, C, D, z, bias, None, sp, False))
+    out["raw extension call (empty_like + fwd_launch)"] = raw_extension(x)
+    out["old ctypes path selective_scan_fn"] = (
+        lambda: _ctypes_path.selective_scan_fn(u, delta, A, B, C, D, z, bias, sp))
+    return out
+
+
+def _with_op(op, x):
+    u, delta, A, B, C, D, z, bias, sp = x
+    saved = ops._op
+    ops._op = op
+    try:
+        return ssmtune.selective_scan_fn(u, delta, A, B, C, D, z, bias, sp)
+    finally:
+        ops._op = saved
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--dim", type=int, default=64)
+    p.add_argument("--seqlen", type=int, default=64)
+    p.add_argument("--dstate", type=int, default=16)
+    p.add_argument("--dtype", default="fp32", choices=("fp32", "fp16", "bf16"))
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--json", help="also write the JSON here")
+    a = p.parse_args()
+    try:
+        from mamba_ssm.ops.selective_scan_interface import selective_scan_fn as mamba
+    except Exception as e:  # ImportError, or a build without its CUDA extension
+        print(f"mamba_ssm not usable here ({type(e).__name__}: {e}); its rows are skipped")
+        mamba = None
+    results = {}
+    for flags in (False, True):
+        x = inputs(a, flags)
+        col = "flags" if flags else "plain"
+        for name, v in variants(x, mamba).items():
+            mode, call = v if isinstance(v, tuple) else (None, v)
+            ctx = torch.inference_mode() if mode == "inference" else contextlib.nullcontext()
+            with ctx:
+                results.setdefault(name, {})[col] = round(time_us(call, a.rounds), 2)
+    shape = f"({a.batch}, {a.dim}, {a.seqlen}, {a.dstate}) {a.dtype}"
+    print(f"host us/call, best of {a.rounds} rounds of 100 x {BATCH_CALLS} calls, {shape}; "
+          f"flags = D, z, delta_bias, softplus")
+    print(f"{'variant':52s} {'plain':>8s} {'flags':>8s}")
+    for name, r in results.items():
+        print(f"{name:52s} {r['plain']:8.2f} {r['flags']:8.2f}")
+    m = results.get("mamba_ssm selective_scan_fn")
+    if m:
+        for name, r in results.items():
+            if name.startswith("ssmtune selective_scan_fn"):
+                print(f"{name} / mamba_ssm: plain {r['plain'] / m['plain']:.2f}, "
+                      f"flags {r['flags'] / m['flags']:.2f} (target <= 0.5)")
+    doc = {"shape": shape, "rounds": a.rounds, "calls_per_batch": BATCH_CALLS,
+           "torch": torch.__version__, "python": platform.python_version(),
+           "device": torch.cuda.get_device_name(), "ssmtune": ssmtune.version(),
+           "us_per_call": results}
+    line = json.dumps(doc)
+    print(line)
+    if a.json:
+        Path(a.json).write_text(line + "\n")
+
+
+if __name__ == "__main__":
+    main()
