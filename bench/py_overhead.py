@@ -67,48 +67,49 @@ def inputs(a, flags):
 
 
 def raw_extension(x):
-    """The floor under the op: a prepared plan, outputs from torch.empty_like,
-    one fwd_launch (what the op does minus the key, the dict and dispatch)."""
+    """The floor under the op: a prepared plan, then per call either outputs
+    from torch.empty_like and one fwd_launch (what the op does minus the key,
+    the dict and the dispatcher), or fwd_launch alone into fixed outputs."""
     u, delta, A, B, C, D, z, bias, sp = x
     ops.fwd_custom_op(u, delta, A, B, C, D, z, bias, None, sp, False)  # prepares the plan
     plan = list(ops._cache._plans.values())[-1][0]
-    e = _ext.ext()
-    launch, stream, index = e.fwd_launch, torch._C._cuda_getCurrentRawStream, u.get_device()
+    launch, stream, index = _ext.ext().fwd_launch, torch._C._cuda_getCurrentRawStream, u.get_device()
     ptrs = [t.data_ptr() if t is not None else 0 for t in (u, delta, A, B, C, D, z, bias, None)]
 
-    def call():
+    def with_outputs():
         out = torch.empty_like(u)
         out_z = torch.empty_like(u) if z is not None else None
         launch(plan, *ptrs, out.data_ptr(), 0 if out_z is None else out_z.data_ptr(), 0, 0,
                stream(index))
-    return call
+
+    fixed = (torch.empty_like(u), torch.empty_like(u) if z is not None else None)
+    out_ptrs = (fixed[0].data_ptr(), 0 if fixed[1] is None else fixed[1].data_ptr())
+
+    def launch_only():
+        launch(plan, *ptrs, *out_ptrs, 0, 0, stream(index))
+    return with_outputs, launch_only
 
 
 def variants(x, mamba):
+    """name -> (inference_mode?, the op selective_scan_fn uses or None, call)."""
     u, delta, A, B, C, D, z, bias, sp = x
     out = {}
     if mamba is not None:
-        out["mamba_ssm selective_scan_fn"] = lambda: mamba(u, delta, A, B, C, D, z, bias, sp)
+        out["mamba_ssm selective_scan_fn"] = (
+            False, None, lambda: mamba(u, delta, A, B, C, D, z, bias, sp))
     for style, op in (("custom_op", ops.fwd_custom_op), ("library", ops.fwd_library_op)):
-        out[f"ssmtune selective_scan_fn [{style}]"] = lambda op=op: _with_op(op, x)
+        out[f"ssmtune selective_scan_fn [{style}]"] = (
+            False, op, lambda: ssmtune.selective_scan_fn(u, delta, A, B, C, D, z, bias, sp))
         out[f"ssmtune op direct [{style}]"] = (
-            lambda op=op: op(u, delta, A, B, C, D, z, bias, None, sp, False))
+            False, None, lambda op=op: op(u, delta, A, B, C, D, z, bias, None, sp, False))
         out[f"ssmtune op direct, inference_mode [{style}]"] = (
-            "inference", lambda op=op: op(u, delta, A, B, C, D, z, bias, None, sp, False))
-    out["raw extension call (empty_like + fwd_launch)"] = raw_extension(x)
+            True, None, lambda op=op: op(u, delta, A, B, C, D, z, bias, None, sp, False))
+    with_outputs, launch_only = raw_extension(x)
+    out["raw extension: empty_like + fwd_launch"] = (False, None, with_outputs)
+    out["raw extension: fwd_launch alone"] = (False, None, launch_only)
     out["old ctypes path selective_scan_fn"] = (
-        lambda: _ctypes_path.selective_scan_fn(u, delta, A, B, C, D, z, bias, sp))
+        False, None, lambda: _ctypes_path.selective_scan_fn(u, delta, A, B, C, D, z, bias, sp))
     return out
-
-
-def _with_op(op, x):
-    u, delta, A, B, C, D, z, bias, sp = x
-    saved = ops._op
-    ops._op = op
-    try:
-        return ssmtune.selective_scan_fn(u, delta, A, B, C, D, z, bias, sp)
-    finally:
-        ops._op = saved
 
 
 def main():
@@ -130,11 +131,14 @@ def main():
     for flags in (False, True):
         x = inputs(a, flags)
         col = "flags" if flags else "plain"
-        for name, v in variants(x, mamba).items():
-            mode, call = v if isinstance(v, tuple) else (None, v)
-            ctx = torch.inference_mode() if mode == "inference" else contextlib.nullcontext()
-            with ctx:
-                results.setdefault(name, {})[col] = round(time_us(call, a.rounds), 2)
+        for name, (inference, op, call) in variants(x, mamba).items():
+            saved = ops._op
+            ops._op = op or saved  # the registration selective_scan_fn goes through
+            try:
+                with torch.inference_mode() if inference else contextlib.nullcontext():
+                    results.setdefault(name, {})[col] = round(time_us(call, a.rounds), 2)
+            finally:
+                ops._op = saved
     shape = f"({a.batch}, {a.dim}, {a.seqlen}, {a.dstate}) {a.dtype}"
     print(f"host us/call, best of {a.rounds} rounds of 100 x {BATCH_CALLS} calls, {shape}; "
           f"flags = D, z, delta_bias, softplus")
