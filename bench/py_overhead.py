@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Host cost per call of the selective scan forward from Python, in one
 process, on an enqueue-bound tiny shape: mamba_ssm's selective_scan_fn (when
-importable), ssmtune's op in each registration style (through
-selective_scan_fn, the op called directly, and under inference_mode, which
-skips the autograd layer), the raw extension call, and the old ctypes path.
+importable), ssmtune's selective_scan_fn (its eager fast path, and through
+each op registration), each op called directly (also under inference_mode,
+which skips the autograd layer), the raw extension call, and the old ctypes
+path.
 
 Each figure: the host clock around batches of 64 calls, the stream drained
 between batches (outside the timing) so the launch queue never fills; the
@@ -91,24 +92,29 @@ def raw_extension(x):
 
 
 def variants(x, mamba):
-    """name -> (inference_mode?, the op selective_scan_fn uses or None, call)."""
+    """name -> (inference_mode?, the op selective_scan_fn uses or None, its
+    eager fast path on?, call)."""
     u, delta, A, B, C, D, z, bias, sp = x
     out = {}
     if mamba is not None:
         out["mamba_ssm selective_scan_fn"] = (
-            False, None, lambda: mamba(u, delta, A, B, C, D, z, bias, sp))
+            False, None, False, lambda: mamba(u, delta, A, B, C, D, z, bias, sp))
+
+    def fn():
+        return ssmtune.selective_scan_fn(u, delta, A, B, C, D, z, bias, sp)
+    out["ssmtune selective_scan_fn [eager fast path]"] = (False, None, True, fn)
     for style, op in (("custom_op", ops.fwd_custom_op), ("library", ops.fwd_library_op)):
-        out[f"ssmtune selective_scan_fn [{style}]"] = (
-            False, op, lambda: ssmtune.selective_scan_fn(u, delta, A, B, C, D, z, bias, sp))
+        out[f"ssmtune selective_scan_fn [{style}]"] = (False, op, False, fn)
         out[f"ssmtune op direct [{style}]"] = (
-            False, None, lambda op=op: op(u, delta, A, B, C, D, z, bias, None, sp, False))
+            False, None, False, lambda op=op: op(u, delta, A, B, C, D, z, bias, None, sp, False))
         out[f"ssmtune op direct, inference_mode [{style}]"] = (
-            True, None, lambda op=op: op(u, delta, A, B, C, D, z, bias, None, sp, False))
+            True, None, False, lambda op=op: op(u, delta, A, B, C, D, z, bias, None, sp, False))
     with_outputs, launch_only = raw_extension(x)
-    out["raw extension: empty_like + fwd_launch"] = (False, None, with_outputs)
-    out["raw extension: fwd_launch alone"] = (False, None, launch_only)
+    out["raw extension: empty_like + fwd_launch"] = (False, None, False, with_outputs)
+    out["raw extension: fwd_launch alone"] = (False, None, False, launch_only)
     out["old ctypes path selective_scan_fn"] = (
-        False, None, lambda: _ctypes_path.selective_scan_fn(u, delta, A, B, C, D, z, bias, sp))
+        False, None, False,
+        lambda: _ctypes_path.selective_scan_fn(u, delta, A, B, C, D, z, bias, sp))
     return out
 
 
@@ -131,14 +137,15 @@ def main():
     for flags in (False, True):
         x = inputs(a, flags)
         col = "flags" if flags else "plain"
-        for name, (inference, op, call) in variants(x, mamba).items():
-            saved = ops._op
-            ops._op = op or saved  # the registration selective_scan_fn goes through
+        for name, (inference, op, fast, call) in variants(x, mamba).items():
+            saved = ops._op, ops.EAGER_FAST_PATH
+            ops._op = op or saved[0]  # the registration selective_scan_fn goes through
+            ops.EAGER_FAST_PATH = fast
             try:
                 with torch.inference_mode() if inference else contextlib.nullcontext():
                     results.setdefault(name, {})[col] = round(time_us(call, a.rounds), 2)
             finally:
-                ops._op = saved
+                ops._op, ops.EAGER_FAST_PATH = saved
     shape = f"({a.batch}, {a.dim}, {a.seqlen}, {a.dstate}) {a.dtype}"
     print(f"host us/call, best of {a.rounds} rounds of 100 x {BATCH_CALLS} calls, {shape}; "
           f"flags = D, z, delta_bias, softplus")
@@ -148,7 +155,7 @@ def main():
     m = results.get("mamba_ssm selective_scan_fn")
     if m:
         for name, r in results.items():
-            if name.startswith("ssmtune selective_scan_fn"):
+            if name.startswith("ssmtune"):
                 print(f"{name} / mamba_ssm: plain {r['plain'] / m['plain']:.2f}, "
                       f"flags {r['flags'] / m['flags']:.2f} (target <= 0.5)")
     doc = {"shape": shape, "rounds": a.rounds, "calls_per_batch": BATCH_CALLS,

@@ -11,6 +11,12 @@ traces through them, and an autograd formula whose backward runs
 $SSMTUNE_OP_STYLE ("custom_op", the default, or "library") picks the one
 selective_scan_fn calls.
 
+Eager fast path: when nothing needs the dispatcher (not compiling, no
+gradient needed, plain CUDA tensors, no dispatch mode active),
+selective_scan_fn calls the CUDA implementation directly and skips the
+dispatcher and the autograd layer (the same kernels and plans; the op's cost
+without them). $SSMTUNE_EAGER_FAST=0 turns it off.
+
 The op: (u, delta, A, B, C, D?, z?, delta_bias?, initial_state?,
 delta_softplus, return_last_state) -> [out, out_z if z, last_state if asked].
 B/C: (batch, groups, dstate, seqlen), mamba's (batch, dstate, seqlen) (one
@@ -71,6 +77,12 @@ if torch is not None:
     _FLOAT32 = torch.float32
     _empty = torch.empty
     _empty_like = torch.empty_like
+    _Tensor = torch.Tensor
+    _grad_enabled = torch.is_grad_enabled
+    _is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
+    _any_requires_grad = getattr(torch._C, "_any_requires_grad", None) or (
+        lambda *xs: any(isinstance(x, torch.Tensor) and x.requires_grad for x in xs))
+    _dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
     if hasattr(torch._C, "_cuda_getCurrentRawStream"):
         _raw_stream = torch._C._cuda_getCurrentRawStream  # an int, no Stream object
     else:  # pragma: no cover - older torch
@@ -215,6 +227,8 @@ def _register():
     fwd_library_op = torch.ops.ssmtune.selective_scan_fwd_lib.default
 
 
+EAGER_FAST_PATH = os.environ.get("SSMTUNE_EAGER_FAST", "1") != "0"
+
 if HAS_TORCH_OPS:
     _register()
     _STYLE = os.environ.get("SSMTUNE_OP_STYLE", "custom_op")
@@ -256,6 +270,12 @@ def selective_scan_fn(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_
         delta_bias = delta_bias.float()
     if z is not None and z.stride(-1) != 1:
         z = z.contiguous()
-    outs = _op(u, delta, A, B, C, D, z, delta_bias, None, delta_softplus, return_last_state)
+    if (EAGER_FAST_PATH and not _is_compiling() and type(u) is _Tensor
+            and not (_grad_enabled() and _any_requires_grad(u, delta, A, B, C, D, z, delta_bias))
+            and not _dispatch_modes()):
+        outs = _fwd_cuda(u, delta, A, B, C, D, z, delta_bias, None, delta_softplus,
+                         return_last_state)
+    else:
+        outs = _op(u, delta, A, B, C, D, z, delta_bias, None, delta_softplus, return_last_state)
     out = outs[1] if z is not None else outs[0]
     return (out, outs[-1]) if return_last_state else out
