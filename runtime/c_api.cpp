@@ -3,12 +3,20 @@
 #include <cstring>
 #include <string>
 
+#include "runtime/prepared_call.h"
 #include "ssmtune/runtime.h"
 #include "ssmtune/ssmtune.h"
+
+#ifndef SSMTUNE_VERSION
+#define SSMTUNE_VERSION "unknown"
+#endif
 
 struct ssmtune_runtime {
   std::unique_ptr<ssmtune::Runtime> rt;
 };
+
+// A plan handle is the runtime's PreparedCall itself.
+static_assert(sizeof(ssmtune_fwd_plan*) == sizeof(ssmtune::PreparedCall*));
 
 namespace {
 
@@ -85,6 +93,50 @@ ssmtune_status ssmtune_explain(ssmtune_runtime* rt, const ssmtune_fwd_args* args
   buf[len - 1] = '\0';
   return to_c(ssmtune::Status::ok());
 }
+
+ssmtune_status ssmtune_fwd_prepare(ssmtune_runtime* rt, const ssmtune_fwd_args* layout,
+                                   ssmtune_fwd_plan** out) {
+  if (out == nullptr) return null_arg("out");
+  *out = nullptr;
+  if (rt == nullptr) return null_arg("runtime");
+  if (layout == nullptr) return null_arg("layout");
+  auto call = rt->rt->prepare_fwd(*layout);
+  if (!call) return to_c(call.status());
+  *out = reinterpret_cast<ssmtune_fwd_plan*>(const_cast<ssmtune::PreparedCall*>(*call));
+  return to_c(ssmtune::Status::ok());
+}
+
+size_t ssmtune_fwd_plan_scratch_bytes(const ssmtune_fwd_plan* plan) {
+  if (plan == nullptr) return 0;
+  return reinterpret_cast<const ssmtune::PreparedCall*>(plan)->scratch_bytes();
+}
+
+ssmtune_status ssmtune_fwd_launch(const ssmtune_fwd_plan* plan, const void* const* ptrs,
+                                  void* scratch, void* stream) {
+  if (plan == nullptr) return null_arg("plan");
+  if (ptrs == nullptr) return null_arg("ptrs");
+  const auto* call = reinterpret_cast<const ssmtune::PreparedCall*>(plan);
+  const ssmtune::Status s = call->owner()->launch_fwd(*call, ptrs, scratch, stream);
+  if (s.is_ok()) {
+    if (!g_last_error.empty()) g_last_error.clear();
+    return SSMTUNE_OK;
+  }
+  return to_c(s);
+}
+
+ssmtune_status ssmtune_fwd_plan_explain(const ssmtune_fwd_plan* plan, char* buf, size_t len) {
+  if (plan == nullptr) return null_arg("plan");
+  if (buf == nullptr || len == 0) return null_arg("buf");
+  const std::string text =
+      ssmtune::Runtime::explain(*reinterpret_cast<const ssmtune::PreparedCall*>(plan));
+  std::strncpy(buf, text.c_str(), len - 1);
+  buf[len - 1] = '\0';
+  return to_c(ssmtune::Status::ok());
+}
+
+const char* ssmtune_version(void) { return SSMTUNE_VERSION; }
+
+int ssmtune_abi_version(void) { return 2; }
 
 const char* ssmtune_last_error(void) { return g_last_error.c_str(); }
 

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "jit/device.h"
 #include "runtime/call_args.h"
 #include "runtime/first_use_tuner.h"
+#include "runtime/prepared_call.h"
 #include "runtime/selector.h"
 #include "tuner/fwd/runner.h"
 
@@ -30,6 +32,8 @@ struct Runtime::Impl {
   std::mutex db_mu;
   std::string db_path;
   double tune_budget_s = 0;  // tune on first use; 0: off
+  // $SSMTUNE_FORCE_CONFIG: one config for every problem (tests, experiments).
+  std::optional<FwdConfig> forced;
 
   struct Entry {
     ConfigChoice choice;
@@ -50,12 +54,23 @@ struct Runtime::Impl {
   std::map<ProblemId, Entry> kernels;
   std::mutex compile_mu;  // one compilation at a time per runtime
 
+  // Prepared calls per layout key (runtime/prepared_call.h); never erased,
+  // so the pointers handed out stay valid until the runtime goes.
+  std::shared_mutex plans_mu;
+  std::map<std::vector<int64_t>, std::unique_ptr<PreparedCall>> plans;
+
   std::mutex scratch_mu;
   std::map<void*, std::unique_ptr<FwdScratch>> scratch;  // per stream
 
   Impl(jit::Context c, jit::DeviceInfo d) : context(std::move(c)), device(std::move(d)) {}
 
   Result<ConfigChoice> choose(const FwdProblem& p) {
+    if (forced) {
+      ConfigChoice c;
+      c.config = *forced;
+      c.reason = "forced by $SSMTUNE_FORCE_CONFIG";
+      return c;
+    }
     std::lock_guard<std::mutex> lock(db_mu);
     return choose_config(db.get(), device, versions, p);
   }
@@ -74,7 +89,7 @@ struct Runtime::Impl {
       if (it != kernels.end()) return &it->second;
     }
     SSMTUNE_ASSIGN_OR_RETURN(ConfigChoice choice, choose(p));
-    if (choice.rule != SelectRule::kExact && tune_budget_s > 0 && db) {
+    if (choice.rule != SelectRule::kExact && tune_budget_s > 0 && db && !forced) {
       SSMTUNE_ASSIGN_OR_RETURN(choice, tune_first(p, std::move(choice)));
     }
     SSMTUNE_ASSIGN_OR_RETURN(
@@ -126,6 +141,11 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
   } else {
     SSMTUNE_ASSIGN_OR_RETURN(impl->tune_budget_s, tune_budget_from_env());
   }
+  if (const char* f = std::getenv("SSMTUNE_FORCE_CONFIG"); f != nullptr && *f != '\0') {
+    auto c = FwdConfig::from_key(f);
+    if (!c) return Status::invalid_argument("$SSMTUNE_FORCE_CONFIG: " + c.status().message());
+    impl->forced = *c;
+  }
   if (o.use_db) {
     const std::string path = cache::resolve_db_path(o.db_path);
     impl->db_path = path;
@@ -147,6 +167,43 @@ Status Runtime::selective_scan_fwd(const ssmtune_fwd_args& args, void* stream) {
   SSMTUNE_ASSIGN_OR_RETURN(const Impl::Entry* e, impl_->entry_for(call.problem));
   return e->kernel->launch(make_params(call.problem, call.tensors), static_cast<CUstream>(stream),
                            impl_->scratch_for(stream));
+}
+
+Result<const PreparedCall*> Runtime::prepare_fwd(const ssmtune_fwd_args& layout) {
+  std::vector<int64_t> key = layout_key(layout);
+  {
+    std::shared_lock<std::shared_mutex> lock(impl_->plans_mu);
+    auto it = impl_->plans.find(key);
+    if (it != impl_->plans.end()) return it->second.get();
+  }
+  SSMTUNE_ASSIGN_OR_RETURN(CallProblem call, read_layout(layout));
+  SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
+  SSMTUNE_ASSIGN_OR_RETURN(const Impl::Entry* e, impl_->entry_for(call.problem));
+  auto prepared = std::make_unique<PreparedCall>(this, std::move(call), e->choice, e->kernel);
+  std::unique_lock<std::shared_mutex> lock(impl_->plans_mu);
+  auto [it, inserted] = impl_->plans.emplace(std::move(key), std::move(prepared));
+  return it->second.get();  // a racing thread's equal plan wins; ours is dropped
+}
+
+Status Runtime::launch_fwd(const PreparedCall& call, const void* const* ptrs, void* scratch,
+                           void* stream) {
+  if (call.owner() != this)
+    return Status::invalid_argument("the prepared call belongs to another runtime");
+  SSMTUNE_ASSIGN_OR_RETURN(ssmtune_kernels::SsmFwdParams params, call.bind(ptrs));
+  SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
+  const auto s = static_cast<CUstream>(stream);
+  if (call.scratch_bytes() == 0) return call.kernel().launch_on(params, s, 0, 0);
+  if (scratch == nullptr) return call.kernel().launch(params, s, impl_->scratch_for(stream));
+  if (reinterpret_cast<uintptr_t>(scratch) % 256 != 0)
+    return Status::invalid_argument("scratch: pointer is not aligned to 256 bytes");
+  const auto base = reinterpret_cast<CUdeviceptr>(scratch);
+  return call.kernel().launch_on(params, s, base, base + call.flags_offset());
+}
+
+std::string Runtime::explain(const PreparedCall& call) {
+  const ConfigChoice& c = call.choice();
+  return call.problem().key() + ": " + c.config.key() + " [" + to_string(c.rule) + ", in use] " +
+         c.reason;
 }
 
 Result<std::string> Runtime::explain(const ssmtune_fwd_args& args) {

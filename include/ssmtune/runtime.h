@@ -17,6 +17,8 @@
 
 namespace ssmtune {
 
+class PreparedCall;  // runtime/prepared_call.h
+
 struct RuntimeOptions {
   std::string db_path;  // empty: $SSMTUNE_DB or the user cache directory
   bool use_db = true;   // false: heuristic defaults only, nothing read or written
@@ -27,6 +29,8 @@ struct RuntimeOptions {
   // shape waits for it. Unset: $SSMTUNE_TUNE_ON_FIRST_USE (seconds or "off");
   // 0: off. Needs the database.
   std::optional<double> tune_on_first_use_s;
+  // $SSMTUNE_FORCE_CONFIG (a config key, as `ssmtune compile --config`
+  // takes) makes every problem run that config: for tests and experiments.
 };
 
 class Runtime {
@@ -40,6 +44,17 @@ class Runtime {
   Status selective_scan_fwd(const ssmtune_fwd_args& args, void* stream);
   // Which rule picked the config for this call's problem, and from which entry.
   Result<std::string> explain(const ssmtune_fwd_args& args);
+
+  // The fast path (C ABI: ssmtune_fwd_prepare / ssmtune_fwd_launch). A
+  // layout (present tensors have rank > 0; data ignored) is validated,
+  // selected and compiled once; the call is cached per layout and owned by
+  // the runtime (same layout, same pointer) until it is destroyed.
+  Result<const PreparedCall*> prepare_fwd(const ssmtune_fwd_args& layout);
+  // Checks the pointers and enqueues on `stream`. scratch: device memory of
+  // call.scratch_bytes() bytes (256-aligned), or nullptr for none needed or
+  // the runtime's per-stream scratch (allocated on first use).
+  Status launch_fwd(const PreparedCall& call, const void* const* ptrs, void* scratch, void* stream);
+  static std::string explain(const PreparedCall& call);
 
   struct Impl;
 

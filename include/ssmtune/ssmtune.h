@@ -1,8 +1,8 @@
 /* ssmtune C ABI: the Mamba-1 selective scan forward with auto-selected,
- * JIT-compiled kernels, for bindings (python/ loads it with ctypes).
+ * JIT-compiled kernels, for bindings (python/'s extension links it; ctypes works too).
  *
- * Ownership: a runtime owns its GPU context reference, caches and compiled
- * kernels; destroy it with ssmtune_runtime_destroy. Tensors are the
+ * Ownership: a runtime owns its GPU context reference, caches, compiled
+ * kernels and prepared plans; destroy it with ssmtune_runtime_destroy. Tensors are the
  * caller's device memory; nothing is kept after a call returns.
  * Thread safety: one runtime may be used from many threads at once (calls
  * on different streams run concurrently). Errors: every function returns a
@@ -68,6 +68,61 @@ ssmtune_status ssmtune_selective_scan_fwd(ssmtune_runtime* rt, const ssmtune_fwd
 /* Which config the call would run and why, as text into buf (truncated to len). */
 ssmtune_status ssmtune_explain(ssmtune_runtime* rt, const ssmtune_fwd_args* args, char* buf,
                                size_t len);
+
+/* Prepared calls: the fast path for bindings that call one shape many times.
+ * ssmtune_fwd_prepare validates a call's layout once (shapes, strides,
+ * dtypes, flags; data pointers are ignored and a tensor is present when its
+ * rank is > 0), selects its config and compiles or loads its kernel; the
+ * plan is owned by the runtime, cached per layout (the same layout gives the
+ * same plan) and valid until the runtime is destroyed. Plans are immutable
+ * and may be launched from many threads at once. */
+typedef struct ssmtune_fwd_plan ssmtune_fwd_plan;
+
+/* The order of the pointers ssmtune_fwd_launch takes: the fields of
+ * ssmtune_fwd_args. */
+enum {
+  SSMTUNE_FWD_U = 0,
+  SSMTUNE_FWD_DELTA = 1,
+  SSMTUNE_FWD_A = 2,
+  SSMTUNE_FWD_B = 3,
+  SSMTUNE_FWD_C = 4,
+  SSMTUNE_FWD_D = 5,
+  SSMTUNE_FWD_Z = 6,
+  SSMTUNE_FWD_DELTA_BIAS = 7,
+  SSMTUNE_FWD_H0 = 8,
+  SSMTUNE_FWD_OUT = 9,
+  SSMTUNE_FWD_OUT_Z = 10,
+  SSMTUNE_FWD_LAST_STATE = 11,
+  SSMTUNE_FWD_NUM_TENSORS = 12
+};
+
+ssmtune_status ssmtune_fwd_prepare(ssmtune_runtime* rt, const ssmtune_fwd_args* layout,
+                                   ssmtune_fwd_plan** out);
+
+/* Device scratch bytes a launch of this plan needs (look-back and
+ * multi-pass carries, flag words); 0 for most configs. */
+size_t ssmtune_fwd_plan_scratch_bytes(const ssmtune_fwd_plan* plan);
+
+/* Launches a prepared call. ptrs: SSMTUNE_FWD_NUM_TENSORS device pointers in
+ * the order above, NULL exactly for the tensors absent from the layout.
+ * Checked per call: presence, alignment to the element size, outputs not
+ * overlapping inputs or each other; the vector-access switches follow the
+ * pointers. scratch: device memory of ssmtune_fwd_plan_scratch_bytes(plan)
+ * bytes aligned to 256, used in stream order (the caller keeps it alive
+ * until the launch completes); NULL when the plan needs none, or to use the
+ * runtime's own per-stream scratch (allocated on first use: not safe inside
+ * CUDA graph capture). Enqueues kernels (and a memset of the flag words)
+ * on `stream` and nothing else: no synchronisation, no allocation when
+ * scratch is given, so it may be captured into a CUDA graph. */
+ssmtune_status ssmtune_fwd_launch(const ssmtune_fwd_plan* plan, const void* const* ptrs,
+                                  void* scratch, void* stream);
+
+/* The plan's problem, config, and the rule that picked it, as text. */
+ssmtune_status ssmtune_fwd_plan_explain(const ssmtune_fwd_plan* plan, char* buf, size_t len);
+
+/* The library's version ("0.1.0") and the C ABI's revision (2: prepared calls). */
+const char* ssmtune_version(void);
+int ssmtune_abi_version(void);
 
 /* This thread's last error message ("" after a success). */
 const char* ssmtune_last_error(void);

@@ -1,6 +1,6 @@
-"""The drop-in against an fp64 torch reference over mamba_ssm's own test
-grid (seqlen 128 to 4096, groups 1 and 2, flags on and off, fp32/fp16/bf16),
-with mamba_ssm's tolerances. Needs torch with CUDA."""
+"""The drop-in (through the registered op) against an fp64 torch reference
+over mamba_ssm's own test grid (seqlen 128 to 4096, groups 1 and 2, flags on
+and off, fp32/fp16/bf16), with mamba_ssm's tolerances. Needs torch with CUDA."""
 import itertools
 
 import pytest
@@ -10,32 +10,9 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 import ssmtune
+from scan_reference import reference
 
 TOL = {torch.float32: (6e-4, 2e-3), torch.float16: (3e-3, 5e-3), torch.bfloat16: (3e-2, 5e-2)}
-
-
-def reference(u, delta, A, B, C, D, z, delta_bias, softplus, last):
-    u, delta, A, B, C = (x.double() for x in (u, delta, A, B, C))
-    if delta_bias is not None:
-        delta = delta + delta_bias.double()[None, :, None]
-    if softplus:
-        delta = torch.nn.functional.softplus(delta)
-    batch, dim, L = u.shape
-    groups = B.shape[1]
-    Bx = B.repeat_interleave(dim // groups, dim=1)  # (batch, dim, N, L)
-    Cx = C.repeat_interleave(dim // groups, dim=1)
-    dA = torch.exp(delta[:, :, None, :] * A[None, :, :, None])
-    dBu = delta[:, :, None, :] * Bx * u[:, :, None, :]
-    h = torch.zeros(batch, dim, A.shape[1], dtype=torch.float64, device=u.device)
-    ys = []
-    for t in range(L):
-        h = dA[..., t] * h + dBu[..., t]
-        ys.append((h * Cx[..., t]).sum(-1))
-    y = torch.stack(ys, -1)
-    if D is not None:
-        y = y + D.double()[None, :, None] * u
-    out = y if z is None else y * torch.nn.functional.silu(z.double())
-    return (out, h) if last else out
 
 
 GRID = list(itertools.product(

@@ -19,11 +19,55 @@ def test_finds_the_library():
     assert lib.ssmtune_last_error() is not None
 
 
-def test_library_dir_override_that_is_wrong_names_every_place(monkeypatch, tmp_path):
-    monkeypatch.setattr(_lib, "_lib", None)
-    monkeypatch.setattr(_lib, "candidates", lambda: [tmp_path / "libssmtune.so"])
-    with pytest.raises(OSError, match="libssmtune.so not found"):
-        _lib.library()
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    """A fake checkout: repo/python/ssmtune (the package) and repo/build."""
+    pkg = tmp_path / "repo" / "python" / "ssmtune"
+    build = tmp_path / "repo" / "build"
+    pkg.mkdir(parents=True)
+    build.mkdir()
+    monkeypatch.setattr(_lib, "_HERE", pkg)
+    monkeypatch.delenv("SSMTUNE_LIBRARY_DIR", raising=False)
+    return pkg, build, tmp_path
+
+
+def test_nothing_found_names_every_place(tree):
+    with pytest.raises(OSError, match="libssmtune.so not found.*beside the package.*build folder"):
+        _lib.library_dir()
+
+
+def test_build_folder_last(tree):
+    pkg, build, _ = tree
+    (build / "libssmtune.so").touch()
+    assert _lib.library_dir() == build
+
+
+def test_library_dir_that_lacks_the_library_is_an_error(tree, monkeypatch):
+    pkg, build, tmp = tree
+    (build / "libssmtune.so").touch()  # no silent fallback to it
+    monkeypatch.setenv("SSMTUNE_LIBRARY_DIR", str(tmp / "nowhere"))
+    with pytest.raises(OSError, match="SSMTUNE_LIBRARY_DIR=.*nowhere holds no libssmtune.so"):
+        _lib.library_dir()
+    (tmp / "nowhere").mkdir()
+    (tmp / "nowhere" / "libssmtune.so").touch()
+    assert _lib.library_dir() == tmp / "nowhere"
+
+
+def test_beside_the_package_first(tree, monkeypatch):
+    pkg, build, tmp = tree
+    (pkg / "libssmtune.so").touch()
+    monkeypatch.setenv("SSMTUNE_LIBRARY_DIR", str(tmp / "nowhere"))
+    assert _lib.library_dir() == pkg
+
+
+def test_executable_beside_the_library(tree):
+    pkg, build, _ = tree
+    (build / "libssmtune.so").touch()
+    assert _lib.executable() is None
+    exe = build / "ssmtune"
+    exe.touch()
+    exe.chmod(0o755)
+    assert _lib.executable() == exe
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is not None, reason="torch is installed")

@@ -19,6 +19,26 @@ TEST_CASE("C ABI: null arguments are invalid, with a message", "[runtime]") {
   ssmtune_runtime_destroy(nullptr);  // a no-op
 }
 
+TEST_CASE("C ABI: prepared calls reject null arguments", "[runtime]") {
+  ssmtune_fwd_args layout{};
+  ssmtune_fwd_plan* plan = reinterpret_cast<ssmtune_fwd_plan*>(0x1);
+  CHECK(ssmtune_fwd_prepare(nullptr, &layout, &plan) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(plan == nullptr);
+  CHECK(std::string(ssmtune_last_error()).find("runtime") != std::string::npos);
+  CHECK(ssmtune_fwd_prepare(nullptr, &layout, nullptr) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  const void* ptrs[SSMTUNE_FWD_NUM_TENSORS] = {};
+  CHECK(ssmtune_fwd_launch(nullptr, ptrs, nullptr, nullptr) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("plan must not be NULL") != std::string::npos);
+  CHECK(ssmtune_fwd_plan_scratch_bytes(nullptr) == 0);
+  char buf[16];
+  CHECK(ssmtune_fwd_plan_explain(nullptr, buf, sizeof buf) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("C ABI: version", "[runtime]") {
+  CHECK(std::string(ssmtune_version()) == "0.1.0");
+  CHECK(ssmtune_abi_version() == 2);
+}
+
 TEST_CASE("C ABI: without a driver, create says so", "[runtime]") {
   if (ssmtune::jit::Driver::get().is_ok()) return;  // the GPU suite covers this case
   ssmtune_runtime* rt = reinterpret_cast<ssmtune_runtime*>(0x1);

@@ -79,7 +79,8 @@ int reference_gpu_slice(const FwdProblem& p, size_t scratch_limit_bytes) {
   return static_cast<int>((p.dim_per_group() + slices - 1) / slices);
 }
 
-Result<BwdHostGrads> reference_backward_gpu(const FwdHostInputs& in, const std::vector<double>& dout,
+Result<BwdHostGrads> reference_backward_gpu(const FwdHostInputs& in,
+                                            const std::vector<double>& dout,
                                             const std::vector<double>& dlast,
                                             const jit::DeviceInfo& device, jit::Compiler& compiler,
                                             CUstream stream, size_t scratch_limit_bytes) {

@@ -29,7 +29,8 @@ size_t reference_gpu_scratch_bytes(const FwdProblem& p, int slice);
 // that do not match in.problem give kInvalidArgument. A context must be
 // current. scratch_limit_bytes 0: an eighth of the device's memory, within
 // [256 MiB, 8 GiB] (tests pass small limits to make units of many channels).
-Result<BwdHostGrads> reference_backward_gpu(const FwdHostInputs& in, const std::vector<double>& dout,
+Result<BwdHostGrads> reference_backward_gpu(const FwdHostInputs& in,
+                                            const std::vector<double>& dout,
                                             const std::vector<double>& dlast,
                                             const jit::DeviceInfo& device, jit::Compiler& compiler,
                                             CUstream stream, size_t scratch_limit_bytes = 0);

@@ -116,15 +116,19 @@ Result<FwdKernel> FwdKernel::load(FwdPlan plan, const jit::CompiledProgram& prog
 Status FwdKernel::launch(ssmtune_kernels::SsmFwdParams params, CUstream stream,
                          FwdScratch& scratch) const {
   SSMTUNE_RETURN_IF_ERROR(scratch.reserve(plan_));
+  return launch_on(params, stream, scratch.carries(), scratch.flags());
+}
+
+Status FwdKernel::launch_on(ssmtune_kernels::SsmFwdParams params, CUstream stream,
+                            CUdeviceptr carries, CUdeviceptr flags) const {
   params.n_chunks = plan_.n_chunks;
-  params.carries = reinterpret_cast<void*>(scratch.carries());
+  params.carries = reinterpret_cast<void*>(carries);
   if (plan_.flags_bytes != 0) {
-    params.flags = reinterpret_cast<unsigned*>(scratch.flags());
+    params.flags = reinterpret_cast<unsigned*>(flags);
     params.tile_counter = params.flags + (plan_.flags_bytes / sizeof(unsigned) - 1);
     SSMTUNE_ASSIGN_OR_RETURN(const jit::Driver* d, jit::Driver::get());
     const jit::Driver& drv = *d;
-    SSMTUNE_CU(
-        drv.cuMemsetD32Async(scratch.flags(), 0, plan_.flags_bytes / sizeof(unsigned), stream));
+    SSMTUNE_CU(drv.cuMemsetD32Async(flags, 0, plan_.flags_bytes / sizeof(unsigned), stream));
   }
   for (const auto& l : plan_.launches)
     SSMTUNE_RETURN_IF_ERROR(

@@ -39,6 +39,11 @@ class FwdKernel {
   // Runs the config: params' scratch fields are filled from `scratch`,
   // reserved here for this plan.
   Status launch(ssmtune_kernels::SsmFwdParams params, CUstream stream, FwdScratch& scratch) const;
+  // The same with caller-owned scratch: `carries` of plan().carries_bytes
+  // and `flags` of plan().flags_bytes (either 0 when the plan needs none).
+  // Enqueues only (kernels and the flags' memset): safe in graph capture.
+  Status launch_on(ssmtune_kernels::SsmFwdParams params, CUstream stream, CUdeviceptr carries,
+                   CUdeviceptr flags) const;
 
   const FwdPlan& plan() const { return plan_; }
   const std::vector<jit::KernelImage>& images() const { return images_; }

@@ -149,7 +149,8 @@ TEST_CASE("backward reference's softplus gradient past 20", "[bwd][reference]") 
   in.A = {-0.01, -0.02, -0.03, -0.04};  // keep exp(dt A) away from underflow at dt ~ 21
   const BwdHostGrads got = reference_backward_cpu(in, dout, {}, 1);
   CHECK(rel_l2(got.ddelta, finite_difference(in, &FwdHostInputs::delta, dout, {})) < 1e-9);
-  CHECK(rel_l2(got.ddelta_bias, finite_difference(in, &FwdHostInputs::delta_bias, dout, {})) < 1e-9);
+  CHECK(rel_l2(got.ddelta_bias, finite_difference(in, &FwdHostInputs::delta_bias, dout, {})) <
+        1e-9);
 }
 
 // The solution of the recurrence as explicit sums, per chain:

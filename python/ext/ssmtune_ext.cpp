@@ -1,0 +1,220 @@
+// _ssmtune_ext: the Python binding of ssmtune's C ABI, written against the
+// CPython Limited API (abi3, 3.10+) so one build serves every CPython >= 3.10
+// and no torch headers or C++ ABI are involved: every function takes and
+// returns plain ints (handles, device pointers, a CUstream) and strings.
+// The hot call, fwd_launch, is METH_FASTCALL with positional ints only.
+#define PY_SSIZE_T_CLEAN
+#define Py_LIMITED_API 0x030A0000
+#include <Python.h>
+
+#include <cstdint>
+#include <string>
+
+#include "ssmtune/ssmtune.h"
+
+namespace {
+
+PyObject* g_error = nullptr;  // ssmtune._ssmtune_ext.Error (a RuntimeError)
+
+// Raises the C ABI's last error: ValueError for invalid arguments, Error otherwise.
+PyObject* raise_status(ssmtune_status s) {
+  const std::string msg = std::string("ssmtune: ") + ssmtune_last_error();
+  PyErr_SetString(s == SSMTUNE_ERROR_INVALID_ARGUMENT ? PyExc_ValueError : g_error, msg.c_str());
+  return nullptr;
+}
+
+// An int handle or pointer (None is 0); false with an exception set otherwise.
+bool as_pointer(PyObject* o, void** out) {
+  if (o == Py_None) {
+    *out = nullptr;
+    return true;
+  }
+  const unsigned long long v = PyLong_AsUnsignedLongLong(o);
+  if (v == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return false;
+  *out = reinterpret_cast<void*>(static_cast<uintptr_t>(v));
+  return true;
+}
+
+PyObject* from_pointer(const void* p) {
+  return PyLong_FromUnsignedLongLong(
+      static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)));
+}
+
+PyObject* version(PyObject*, PyObject*) { return PyUnicode_FromString(ssmtune_version()); }
+
+PyObject* abi_version(PyObject*, PyObject*) { return PyLong_FromLong(ssmtune_abi_version()); }
+
+PyObject* last_error(PyObject*, PyObject*) { return PyUnicode_FromString(ssmtune_last_error()); }
+
+// runtime_create(db_path: str | None, device: int) -> int
+PyObject* runtime_create(PyObject*, PyObject* const* args, Py_ssize_t n) {
+  if (n != 2) {
+    PyErr_SetString(PyExc_TypeError, "runtime_create(db_path, device) takes 2 arguments");
+    return nullptr;
+  }
+  const char* db = nullptr;
+  if (args[0] != Py_None) {
+    db = PyUnicode_AsUTF8AndSize(args[0], nullptr);
+    if (db == nullptr) return nullptr;
+  }
+  const long device = PyLong_AsLong(args[1]);
+  if (device == -1 && PyErr_Occurred()) return nullptr;
+  ssmtune_runtime* rt = nullptr;
+  ssmtune_status s;
+  PyThreadState* ts = PyEval_SaveThread();  // creating a context takes a while
+  s = ssmtune_runtime_create(db, static_cast<int>(device), &rt);
+  PyEval_RestoreThread(ts);
+  if (s != SSMTUNE_OK) return raise_status(s);
+  return from_pointer(rt);
+}
+
+// runtime_destroy(handle: int) -> None
+PyObject* runtime_destroy(PyObject*, PyObject* arg) {
+  void* rt;
+  if (!as_pointer(arg, &rt)) return nullptr;
+  ssmtune_runtime_destroy(static_cast<ssmtune_runtime*>(rt));
+  Py_RETURN_NONE;
+}
+
+constexpr Py_ssize_t kLayoutInts = SSMTUNE_FWD_NUM_TENSORS * 10 + 1;
+
+// fwd_prepare(runtime: int, layout: tuple[int, ...]) -> int (the plan)
+// layout: per tensor (in ssmtune_fwd_args order) rank, dtype, shape[4],
+// stride[4] (rank 0: absent), then delta_softplus: 121 ints.
+PyObject* fwd_prepare(PyObject*, PyObject* const* args, Py_ssize_t n) {
+  if (n != 2) {
+    PyErr_SetString(PyExc_TypeError, "fwd_prepare(runtime, layout) takes 2 arguments");
+    return nullptr;
+  }
+  void* rt;
+  if (!as_pointer(args[0], &rt)) return nullptr;
+  PyObject* layout = args[1];
+  if (!PyTuple_Check(layout) || PyTuple_Size(layout) != kLayoutInts) {
+    PyErr_Format(PyExc_TypeError, "fwd_prepare: layout must be a tuple of %zd ints", kLayoutInts);
+    return nullptr;
+  }
+  long long v[kLayoutInts];
+  for (Py_ssize_t i = 0; i < kLayoutInts; ++i) {
+    v[i] = PyLong_AsLongLong(PyTuple_GetItem(layout, i));
+    if (v[i] == -1 && PyErr_Occurred()) return nullptr;
+  }
+  ssmtune_fwd_args a{};
+  ssmtune_tensor* slots[SSMTUNE_FWD_NUM_TENSORS] = {&a.u,  &a.delta, &a.A,     &a.B,
+                                                    &a.C,  &a.D,     &a.z,     &a.delta_bias,
+                                                    &a.h0, &a.out,   &a.out_z, &a.last_state};
+  for (int t = 0; t < SSMTUNE_FWD_NUM_TENSORS; ++t) {
+    const long long* f = v + 10 * t;
+    slots[t]->rank = static_cast<int32_t>(f[0]);
+    slots[t]->dtype = static_cast<int32_t>(f[1]);
+    for (int d = 0; d < 4; ++d) {
+      slots[t]->shape[d] = f[2 + d];
+      slots[t]->stride[d] = f[6 + d];
+    }
+  }
+  a.delta_softplus = v[kLayoutInts - 1] != 0;
+  ssmtune_fwd_plan* plan = nullptr;
+  ssmtune_status s;
+  // Compiling may take seconds: other Python threads run meanwhile.
+  PyThreadState* ts = PyEval_SaveThread();
+  s = ssmtune_fwd_prepare(static_cast<ssmtune_runtime*>(rt), &a, &plan);
+  PyEval_RestoreThread(ts);
+  if (s != SSMTUNE_OK) return raise_status(s);
+  return from_pointer(plan);
+}
+
+PyObject* fwd_scratch_bytes(PyObject*, PyObject* arg) {
+  void* plan;
+  if (!as_pointer(arg, &plan)) return nullptr;
+  if (plan == nullptr) {
+    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
+    return nullptr;
+  }
+  return PyLong_FromSize_t(ssmtune_fwd_plan_scratch_bytes(static_cast<ssmtune_fwd_plan*>(plan)));
+}
+
+PyObject* fwd_explain(PyObject*, PyObject* arg) {
+  void* plan;
+  if (!as_pointer(arg, &plan)) return nullptr;
+  char buf[4096];
+  const ssmtune_status s =
+      ssmtune_fwd_plan_explain(static_cast<ssmtune_fwd_plan*>(plan), buf, sizeof buf);
+  if (s != SSMTUNE_OK) return raise_status(s);
+  return PyUnicode_FromString(buf);
+}
+
+// fwd_launch(plan, u, delta, A, B, C, D, z, delta_bias, h0, out, out_z,
+//            last_state, scratch, stream) -> None; pointers are ints (0 or
+// None: absent). Enqueues only, so the GIL is kept (a release costs more).
+PyObject* fwd_launch(PyObject*, PyObject* const* args, Py_ssize_t n) {
+  constexpr Py_ssize_t kArgs = SSMTUNE_FWD_NUM_TENSORS + 3;
+  if (n != kArgs) {
+    PyErr_Format(PyExc_TypeError,
+                 "fwd_launch(plan, 12 pointers, scratch, stream) takes %zd arguments, got %zd",
+                 kArgs, n);
+    return nullptr;
+  }
+  void* p[kArgs];
+  for (Py_ssize_t i = 0; i < kArgs; ++i)
+    if (!as_pointer(args[i], &p[i])) return nullptr;
+  const ssmtune_status s =
+      ssmtune_fwd_launch(static_cast<ssmtune_fwd_plan*>(p[0]), p + 1, p[kArgs - 2], p[kArgs - 1]);
+  if (s != SSMTUNE_OK) return raise_status(s);
+  Py_RETURN_NONE;
+}
+
+template <typename F>
+PyCFunction fastcall(F f) {  // through void(*)(): the cast PyMethodDef wants, without a warning
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
+}
+
+PyMethodDef kMethods[] = {
+    {"version", version, METH_NOARGS, "The library's version."},
+    {"abi_version", abi_version, METH_NOARGS, "The C ABI's revision."},
+    {"last_error", last_error, METH_NOARGS, "This thread's last error message."},
+    {"runtime_create", fastcall(runtime_create), METH_FASTCALL,
+     "runtime_create(db_path, device) -> handle"},
+    {"runtime_destroy", runtime_destroy, METH_O, "runtime_destroy(handle)"},
+    {"fwd_prepare", fastcall(fwd_prepare), METH_FASTCALL,
+     "fwd_prepare(runtime, layout) -> plan (cached per layout by the runtime)"},
+    {"fwd_scratch_bytes", fwd_scratch_bytes, METH_O, "fwd_scratch_bytes(plan) -> int"},
+    {"fwd_explain", fwd_explain, METH_O, "fwd_explain(plan) -> str"},
+    {"fwd_launch", fastcall(fwd_launch), METH_FASTCALL,
+     "fwd_launch(plan, u, delta, A, B, C, D, z, delta_bias, h0, out, out_z, last_state, "
+     "scratch, stream)"},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyModuleDef kModule = {PyModuleDef_HEAD_INIT,
+                       "_ssmtune_ext",
+                       "ssmtune's C ABI for Python (abi3; ints in, ints out).",
+                       -1,
+                       kMethods,
+                       nullptr,
+                       nullptr,
+                       nullptr,
+                       nullptr};
+
+}  // namespace
+
+extern "C" PyMODINIT_FUNC PyInit__ssmtune_ext(void) {
+  PyObject* m = PyModule_Create(&kModule);
+  if (m == nullptr) return nullptr;
+  if (PyModule_AddIntConstant(m, "NUM_TENSORS", SSMTUNE_FWD_NUM_TENSORS) != 0 ||
+      PyModule_AddStringConstant(m, "__version__", ssmtune_version()) != 0) {
+    Py_DECREF(m);
+    return nullptr;
+  }
+  if (g_error == nullptr) {  // kept for the life of the process
+    g_error = PyErr_NewException("ssmtune._ssmtune_ext.Error", PyExc_RuntimeError, nullptr);
+    if (g_error == nullptr) {
+      Py_DECREF(m);
+      return nullptr;
+    }
+  }
+  Py_INCREF(g_error);  // the module's reference (AddObject steals it on success)
+  if (PyModule_AddObject(m, "Error", g_error) != 0) {
+    Py_DECREF(g_error);
+    Py_DECREF(m);
+    return nullptr;
+  }
+  return m;
+}

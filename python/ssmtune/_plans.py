@@ -1,0 +1,79 @@
+"""Prepared-call descriptors, without torch: the layout tuple that
+_ssmtune_ext.fwd_prepare takes, built from tensor metadata, and the cache
+from a call's metadata key to its prepared plan.
+
+A tensor's description is None (absent) or (dtype code, shape, strides).
+The key the op builds per call is the tuple of every input's (dtype, shape,
+strides, device index) plus the flags: everything a plan was validated
+against, so a hit needs no validation beyond the pointer checks that
+fwd_launch makes.
+"""
+FP32, FP16, BF16 = 0, 1, 2
+NUM_TENSORS = 12
+SLOTS = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias", "h0", "out", "out_z",
+         "last_state")
+
+
+def contiguous_strides(shape):
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def bc_meta(shape, strides):
+    """B or C as the C ABI takes it: rank 2 constant (dim, dstate), rank 4
+    (batch, groups, dstate, seqlen); mamba's rank 3 (batch, dstate, seqlen)
+    is one group (the group stride is never used)."""
+    if len(shape) == 3:
+        return (shape[0], 1, shape[1], shape[2]), (strides[0], strides[0], strides[1], strides[2])
+    return tuple(shape), tuple(strides)
+
+
+def layout(metas, delta_softplus):
+    """The 121-int tuple for fwd_prepare from 12 (dtype, shape, strides) or None."""
+    if len(metas) != NUM_TENSORS:
+        raise ValueError(f"ssmtune: expected {NUM_TENSORS} tensor descriptions, got {len(metas)}")
+    out = []
+    for name, m in zip(SLOTS, metas):
+        if m is None:
+            out.extend((0,) * 10)
+            continue
+        dtype, shape, strides = m[0], tuple(m[1]), tuple(m[2])
+        if not 1 <= len(shape) <= 4 or len(strides) != len(shape):
+            raise ValueError(f"ssmtune: {name}: rank {len(shape)} is not in [1, 4]")
+        pad = (0,) * (4 - len(shape))
+        out.append(len(shape))
+        out.append(dtype)
+        out.extend(shape + pad)
+        out.extend(strides + pad)
+    out.append(1 if delta_softplus else 0)
+    return tuple(out)
+
+
+class PlanCache:
+    """key -> (plan, scratch bytes, extra); `prepare(key, ...)` fills a miss.
+
+    `get` is the dict's own get, so a hit costs one C call. The values are
+    whatever the caller attaches (the op keeps the output shape and the
+    device there). Plans are owned by their runtime: nothing is freed here.
+    """
+
+    def __init__(self, ext):
+        self._ext = ext  # a function returning the extension module (loaded on first use)
+        self._plans = {}
+        self.get = self._plans.get
+
+    def __len__(self):
+        return len(self._plans)
+
+    def prepare(self, key, runtime, metas, delta_softplus, extra=None):
+        ext = self._ext()
+        plan = ext.fwd_prepare(runtime, layout(metas, delta_softplus))
+        entry = (plan, ext.fwd_scratch_bytes(plan), extra)
+        self._plans[key] = entry
+        return entry
+
+    def clear(self):
+        self._plans.clear()

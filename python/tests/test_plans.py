@@ -1,0 +1,76 @@
+"""The descriptor cache without torch: layout tuples for fwd_prepare, mamba's
+3-D B/C as one group, and one prepare per distinct key."""
+import pytest
+
+from ssmtune import _plans
+
+
+def test_contiguous_strides():
+    assert _plans.contiguous_strides((2, 3, 5)) == (15, 5, 1)
+    assert _plans.contiguous_strides((7,)) == (1,)
+
+
+def test_three_d_bc_is_one_group():
+    shape, strides = _plans.bc_meta((2, 16, 33), (600, 40, 1))
+    assert shape == (2, 1, 16, 33)
+    assert strides == (600, 600, 40, 1)
+    assert _plans.bc_meta((8, 16), (16, 1)) == ((8, 16), (16, 1))  # constant B/C unchanged
+    assert _plans.bc_meta((2, 3, 16, 33), (1, 2, 3, 1)) == ((2, 3, 16, 33), (1, 2, 3, 1))
+
+
+def test_layout_tuple():
+    u = (_plans.BF16, (2, 8, 33), (264, 33, 1))
+    A = (_plans.FP32, (8, 16), (16, 1))
+    metas = [u, u, A, None, None, None, None, None, None, u, None, None]
+    t = _plans.layout(metas, True)
+    assert len(t) == 121 and all(isinstance(x, int) for x in t)
+    assert t[0:10] == (3, _plans.BF16, 2, 8, 33, 0, 264, 33, 1, 0)
+    assert t[20:30] == (2, _plans.FP32, 8, 16, 0, 0, 16, 1, 0, 0)
+    assert t[30:40] == (0,) * 10  # B absent
+    assert t[90:100] == t[0:10]  # out
+    assert t[-1] == 1
+    assert _plans.layout(metas, False)[-1] == 0
+
+
+def test_layout_rejects_bad_descriptions():
+    with pytest.raises(ValueError, match="expected 12"):
+        _plans.layout([None] * 3, False)
+    bad = [None] * 12
+    bad[0] = (_plans.FP32, (1, 2, 3, 4, 5), (1, 1, 1, 1, 1))
+    with pytest.raises(ValueError, match="u: rank 5"):
+        _plans.layout(bad, False)
+
+
+class FakeExt:
+    def __init__(self):
+        self.prepared = []
+
+    def fwd_prepare(self, runtime, layout):
+        self.prepared.append((runtime, layout))
+        return 1000 + len(self.prepared)
+
+    def fwd_scratch_bytes(self, plan):
+        return 256 if plan % 2 == 0 else 0
+
+
+def test_cache_prepares_once_per_key():
+    fake = FakeExt()
+    cache = _plans.PlanCache(lambda: fake)
+    metas = [None] * 12
+    assert cache.get("k1") is None
+    e1 = cache.prepare("k1", 7, metas, False, extra="dev")
+    assert e1 == (1001, 0, "dev")
+    assert cache.get("k1") is e1
+    e2 = cache.prepare("k2", 7, metas, True)
+    assert e2 == (1002, 256, None)
+    assert len(cache) == 2 and len(fake.prepared) == 2
+    assert fake.prepared[1][0] == 7 and fake.prepared[1][1][-1] == 1
+    assert cache.get("k1") is e1  # a hit prepares nothing
+    assert len(fake.prepared) == 2
+    cache.clear()
+    assert cache.get("k1") is None
+
+
+def test_cache_get_is_the_dict_lookup():
+    cache = _plans.PlanCache(lambda: FakeExt())
+    assert cache.get.__self__ is cache._plans  # a hit is one C-level dict lookup
