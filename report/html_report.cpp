@@ -59,11 +59,6 @@ std::string anchor(const std::string& uuid, const std::string& problem) {
   return a;
 }
 
-std::string strip_family(const std::string& key) {
-  const auto colon = key.find(':');
-  return colon == std::string::npos ? key : key.substr(colon + 1);
-}
-
 using Group = std::vector<const Measurement*>;
 
 // Measurements by (device, problem), in model order.
@@ -159,7 +154,7 @@ std::string gpu_section(const ReportInputs& in, const Device& d,
     std::string mamba_ms, vs_mamba;
     for (const auto& e : in.bench) {
       if (e.device_name != d.name || family_of(b.problem_key) != "fwd" ||
-          e.problem_key != strip_family(b.problem_key) || e.mamba_ms <= 0)
+          e.problem_key != b.problem_key || e.mamba_ms <= 0)
         continue;
       mamba_ms = fmt(e.mamba_ms);
       if (e.ssmtune_ms > 0) {

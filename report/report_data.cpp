@@ -57,10 +57,10 @@ Result<Model> load_model(cache::TuningDb& db, const Versions& current,
     r.median_ms = x.median_ms;
     r.spread_ms = x.spread_ms;
     r.repeats = x.repeats;
-    for (const auto& e : x.errors) r.errors.push_back({e.output, e.rel_l2});
-    if (r.errors.empty() &&
-        (x.status == MeasureStatus::kOk || x.status == MeasureStatus::kInaccurate))
-      r.errors.push_back({"out", x.rel_l2});
+    if (x.status == MeasureStatus::kOk || x.status == MeasureStatus::kInaccurate) {
+      for (const auto& e : x.errors) r.errors.push_back({e.output, e.rel_l2});
+      if (r.errors.empty()) r.errors.push_back({"out", x.rel_l2});
+    }
     r.bad_elements = x.nan_inf + x.unwritten;
     r.budget = x.error_budget;
     r.verdict = x.verdict;

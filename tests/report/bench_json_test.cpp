@@ -20,10 +20,10 @@ TEST_CASE("bench JSON: shapes become problem keys with the mamba_ssm and ssmtune
   REQUIRE(e);
   REQUIRE(e->size() == 2);
   CHECK((*e)[0].device_name == "NVIDIA H200");
-  CHECK((*e)[0].problem_key == "b8.d1536.l2048.n16.g1.bf16.vB.vC.D.z.bias.sp");
+  CHECK((*e)[0].problem_key == "fwd:b8.d1536.l2048.n16.g1.bf16.vB.vC.D.z.bias.sp");
   CHECK((*e)[0].mamba_ms == 0.4);
   CHECK((*e)[0].ssmtune_ms == 0.2);
-  CHECK((*e)[1].problem_key == "b1.d64.l17.n4.g1.fp32.vB.vC.D.z.bias.sp");
+  CHECK((*e)[1].problem_key == "fwd:b1.d64.l17.n4.g1.fp32.vB.vC.D.z.bias.sp");
   CHECK((*e)[1].mamba_ms == 0);
 }
 

@@ -28,7 +28,7 @@ TEST_CASE("load_model: devices, problems, measurements, stale flags, defaults", 
     stale += x.stale ? 1 : 0;
     if (!x.stale && (x.status == "ok" || x.status == "inaccurate")) {
       ++timed;
-      REQUIRE(x.errors.size() == 1);
+      REQUIRE(!x.errors.empty());
       CHECK(x.errors[0].output == "out");
     }
     if (x.status == "pruned") CHECK(x.errors.empty());

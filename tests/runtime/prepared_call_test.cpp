@@ -63,7 +63,7 @@ TEST_CASE("prepared: a layout is read with its pointers ignored", "[runtime]") {
   auto c = read_layout(layout());
   INFO(c.status().to_string());
   REQUIRE(c.is_ok());
-  CHECK(c->problem.key() == "b2.d64.l100.n16.g1.bf16.vB.vC.z.sp");
+  CHECK(c->problem.key() == "fwd:b2.d64.l100.n16.g1.bf16.vB.vC.z.sp");
   ssmtune_fwd_args with_data = layout();
   with_data.u.data = at(0);  // the data field plays no part
   CHECK(layout_key(with_data) == layout_key(layout()));

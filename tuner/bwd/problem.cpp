@@ -94,7 +94,8 @@ Status BwdProblem::validate() const {
 }
 
 std::string BwdProblem::key() const {
-  return kPrefix + fwd.key() + (has_dlast ? kDlastSuffix : "");
+  // The forward's key without its own family prefix.
+  return kPrefix + fwd.key().substr(sizeof(kFwdKeyPrefix) - 1) + (has_dlast ? kDlastSuffix : "");
 }
 
 Result<BwdProblem> BwdProblem::from_key(const std::string& key) {
@@ -110,10 +111,13 @@ Result<BwdProblem> BwdProblem::from_key(const std::string& key) {
     p.has_dlast = true;
     body.resize(body.size() - suffix.size());
   }
+  if (body.compare(0, sizeof(kFwdKeyPrefix) - 1, kFwdKeyPrefix) == 0)
+    return bad("the forward's part carries no prefix of its own");
   auto fwd = FwdProblem::from_key(body);
   if (!fwd) return bad(fwd.status().message());
   p.fwd = *fwd;
   if (Status s = p.validate(); !s) return bad(s.message());
+  if (p.key() != key) return bad("not in canonical form (expected '" + p.key() + "')");
   return p;
 }
 
