@@ -120,7 +120,80 @@ ssmtune_status ssmtune_fwd_launch(const ssmtune_fwd_plan* plan, const void* cons
 /* The plan's problem, config, and the rule that picked it, as text. */
 ssmtune_status ssmtune_fwd_plan_explain(const ssmtune_fwd_plan* plan, char* buf, size_t len);
 
-/* The library's version ("0.1.0") and the C ABI's revision (2: prepared calls). */
+/* The backward of selective_scan_fn. Inputs: the forward's (u, delta, A,
+ * B, C, D, z, delta_bias, h0, laid out as in ssmtune_fwd_args), `out` (the
+ * forward's output y before the z gate, including D u; needed when z is
+ * given, else may be absent), dout (gradient of out_z when z is given,
+ * else of out; u's dtype, (batch, dim, seqlen)) and dlast (gradient of
+ * last_state, (batch, dim, dstate) fp32, optional). Outputs, overwritten
+ * (never accumulated into): du, ddelta, dz like u; dB, dC like B, C
+ * (variable: u's dtype, (batch, groups, dstate, seqlen); constant: fp32
+ * (dim, dstate)); dA (dim, dstate), dD, ddelta_bias (dim,), dh0 (batch,
+ * dim, dstate) fp32. dD, dz, ddelta_bias, dh0 are required exactly when D,
+ * z, delta_bias, h0 are given. Deterministic: the same inputs give the
+ * same bits. */
+typedef struct {
+  ssmtune_tensor u, delta, A, B, C, D, z, delta_bias, h0;
+  ssmtune_tensor out, dout, dlast;
+  ssmtune_tensor du, ddelta, dA, dB, dC, dD, dz, ddelta_bias, dh0;
+  int32_t delta_softplus;
+} ssmtune_bwd_args;
+
+ssmtune_status ssmtune_selective_scan_bwd(ssmtune_runtime* rt, const ssmtune_bwd_args* args,
+                                          void* stream);
+
+/* Which backward config the call would run and why. */
+ssmtune_status ssmtune_explain_bwd(ssmtune_runtime* rt, const ssmtune_bwd_args* args, char* buf,
+                                   size_t len);
+
+/* Prepared backward calls, with the forward's contract (validated,
+ * selected and compiled once per layout; immutable; owned by the runtime). */
+typedef struct ssmtune_bwd_plan ssmtune_bwd_plan;
+
+/* The order of the pointers ssmtune_bwd_launch takes: the fields of
+ * ssmtune_bwd_args. */
+enum {
+  SSMTUNE_BWD_U = 0,
+  SSMTUNE_BWD_DELTA = 1,
+  SSMTUNE_BWD_A = 2,
+  SSMTUNE_BWD_B = 3,
+  SSMTUNE_BWD_C = 4,
+  SSMTUNE_BWD_D = 5,
+  SSMTUNE_BWD_Z = 6,
+  SSMTUNE_BWD_DELTA_BIAS = 7,
+  SSMTUNE_BWD_H0 = 8,
+  SSMTUNE_BWD_OUT = 9,
+  SSMTUNE_BWD_DOUT = 10,
+  SSMTUNE_BWD_DLAST = 11,
+  SSMTUNE_BWD_DU = 12,
+  SSMTUNE_BWD_DDELTA = 13,
+  SSMTUNE_BWD_DA = 14,
+  SSMTUNE_BWD_DB = 15,
+  SSMTUNE_BWD_DC = 16,
+  SSMTUNE_BWD_DD = 17,
+  SSMTUNE_BWD_DZ = 18,
+  SSMTUNE_BWD_DDELTA_BIAS = 19,
+  SSMTUNE_BWD_DH0 = 20,
+  SSMTUNE_BWD_NUM_TENSORS = 21
+};
+
+ssmtune_status ssmtune_bwd_prepare(ssmtune_runtime* rt, const ssmtune_bwd_args* layout,
+                                   ssmtune_bwd_plan** out);
+
+/* Device scratch bytes a launch of this plan needs (chunk states, partial
+ * sums reduced in a fixed order); usually > 0. */
+size_t ssmtune_bwd_plan_scratch_bytes(const ssmtune_bwd_plan* plan);
+
+/* Launches a prepared backward: ptrs are SSMTUNE_BWD_NUM_TENSORS device
+ * pointers in the order above (NULL exactly for the tensors absent from
+ * the layout); scratch and stream as for ssmtune_fwd_launch (given scratch:
+ * no synchronisation, no allocation, safe inside CUDA graph capture). */
+ssmtune_status ssmtune_bwd_launch(const ssmtune_bwd_plan* plan, const void* const* ptrs,
+                                  void* scratch, void* stream);
+
+ssmtune_status ssmtune_bwd_plan_explain(const ssmtune_bwd_plan* plan, char* buf, size_t len);
+
+/* The library's version ("0.1.0") and the C ABI's revision (3: the backward). */
 const char* ssmtune_version(void);
 int ssmtune_abi_version(void);
 
