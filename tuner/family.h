@@ -135,7 +135,7 @@ class KernelFamily {
   virtual std::vector<std::string> first_look_order(const std::vector<std::string>& candidates,
                                                     const std::string& first) const = 0;
   // Empty when the compiled kernels are fit to time; else why not.
-  virtual std::string prune_by_resources(const std::string& config,
+  virtual std::string prune_by_resources(const FamilyProblem& problem, const std::string& config,
                                          const std::vector<jit::KernelImage>& kernels,
                                          const jit::DeviceInfo& device) const = 0;
   // Whether the config accumulates in fp64 (the accuracy anchors).

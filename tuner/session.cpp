@@ -247,7 +247,7 @@ Result<TuneReport> Session::run() {
       ++report_.compile_failed;
     } else {
       const std::string why =
-          family_.prune_by_resources(to_compile[i], programs[i]->kernels, info_.device);
+          family_.prune_by_resources(problem_, to_compile[i], programs[i]->kernels, info_.device);
       if (why.empty()) continue;
       m.status = MeasureStatus::kPruned;
       m.detail = why;

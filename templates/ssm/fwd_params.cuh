@@ -98,19 +98,25 @@ SSMTUNE_HD constexpr ChunkSmemLayout chunk_smem_layout(int dstate, int chunk, in
   return l;
 }
 
-// The pipelined kernel's producer threads (two warps), launched after its
-// compute threads.
-constexpr int kPipeProducerThreads = 64;
+// The pipelined kernel's producer threads, launched after its compute
+// threads: two warps, or four when the per-(channel, step) work they do
+// besides copying is heavy (softplus on delta, the z gate): that work is
+// theirs alone, so more of them keep it off the compute warps' path.
+SSMTUNE_HD constexpr int pipe_producer_threads(bool has_z, bool softplus) {
+  return has_z || softplus ? 128 : 64;
+}
 
 // Shared memory of the pipelined kernel, in bytes: `stages` chunk layouts
-// (float rows, as above) in a ring; when the inputs need converting
-// (halves, or a delta transform), two landing slots that receive a chunk's
-// raw rows as they are in memory (dt and u per channel, then B and C per
-// state, `chunk` elements each, unpadded); then a table of 16 bytes per row
-// (its global start and where it lands) and one of 24 bytes per channel
-// (its output rows), filled once per block.
+// (float rows, as above, then with z one z row per channel at `z`) in a
+// ring; when the inputs need converting (halves, or a delta transform), two
+// landing slots that receive a chunk's raw rows as they are in memory (dt
+// and u per channel, then B and C per state, then z per channel, `chunk`
+// elements each, unpadded); then a table of 16 bytes per row (its global
+// start and where it lands) and one of 24 bytes per channel (its output
+// rows, D and delta_bias), filled once per block.
 struct PipeSmemLayout {
   int stage_floats;  // one stage
+  int z;             // float offset of the z rows in a stage (with z)
   int land_offset;   // bytes from the start; 0 when nothing lands raw
   int land_bytes;    // one landing slot
   int table_offset;  // bytes from the start
@@ -120,11 +126,13 @@ struct PipeSmemLayout {
 };
 
 SSMTUNE_HD constexpr PipeSmemLayout pipe_smem_layout(int dstate, int chunk, int d_step, bool var_b,
-                                                     bool var_c, int stages, int in_bytes,
-                                                     bool convert) {
+                                                     bool var_c, bool has_z, int stages,
+                                                     int in_bytes, bool convert) {
   PipeSmemLayout l{};
-  l.stage_floats = chunk_smem_layout(dstate, chunk, d_step, var_b, var_c).floats;
-  l.rows = 2 * d_step + (var_b ? dstate : 0) + (var_c ? dstate : 0);
+  const ChunkSmemLayout c = chunk_smem_layout(dstate, chunk, d_step, var_b, var_c);
+  l.z = c.floats;
+  l.stage_floats = c.floats + (has_z ? d_step * c.row : 0);
+  l.rows = 2 * d_step + (var_b ? dstate : 0) + (var_c ? dstate : 0) + (has_z ? d_step : 0);
   l.land_offset = convert ? 4 * stages * l.stage_floats : 0;
   l.land_bytes = convert ? l.rows * chunk * in_bytes : 0;
   l.table_offset = 4 * stages * l.stage_floats + 2 * l.land_bytes;

@@ -24,12 +24,14 @@ struct PipeRow {
   int stage;
 };
 
-// One channel's output rows (timestep 0).
+// One channel's output rows (timestep 0) and its D and delta_bias (read
+// once per block, not once per piece).
 template <typename InT>
 struct PipeOutRow {
   InT* out;
-  const InT* z;
   InT* out_z;
+  float D;
+  float bias;
 };
 
 template <typename Tr>
@@ -38,7 +40,7 @@ struct PipeRing {
   using Bits = typename Vec4Raw<InT>::Bits;   // one element's bits
   static constexpr int kStages = Tr::kItems;  // float stages in the ring
   static constexpr int kLand = 2;             // raw landing slots (conversion only)
-  static constexpr int kProd = kPipeProducerThreads;
+  static constexpr int kProd = pipe_producer_threads(Tr::kHasZ, Tr::kSoftplus);
   static constexpr int kBlock = Tr::kThreads + kProd;
   // fp32 rows that need no transform land in the float stages directly.
   static constexpr bool kConvert = sizeof(InT) != 4 || Tr::kHasBias || Tr::kSoftplus;
@@ -46,11 +48,13 @@ struct PipeRing {
   static constexpr int kPiece = 16 / kEs;              // elements per copy
   static constexpr int kPieces = Tr::kChunk / kPiece;  // copies per row
   static constexpr int kBcRows = (Tr::kVarB ? Tr::kN : 0) + (Tr::kVarC ? Tr::kN : 0);
-  static constexpr int kRows = 2 * Tr::kDStep + kBcRows;
+  static constexpr int kZRow0 = 2 * Tr::kDStep + kBcRows;  // z rows follow B and C
+  static constexpr int kRows = kZRow0 + (Tr::kHasZ ? Tr::kDStep : 0);
   static constexpr ChunkSmemLayout kL =
       chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC);
-  static constexpr PipeSmemLayout kP = pipe_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB,
-                                                        Tr::kVarC, kStages, kEs, kConvert);
+  static constexpr PipeSmemLayout kP = pipe_smem_layout(
+      Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC, Tr::kHasZ, kStages, kEs, kConvert);
+  static_assert(kP.rows == kRows, "pipelined: the host's row count differs from the kernel's");
   static_assert(kStages >= 2 && kStages <= 4, "pipelined: 2 to 4 stages (items)");
   static_assert(Tr::kChunk % kPiece == 0, "pipelined: chunk must be a multiple of 16 bytes");
   static_assert(kBlock <= 1024, "pipelined: compute and producer threads must be <= 1024");
@@ -90,6 +94,7 @@ struct PipeRing {
   }
   // Rows of channels past the tile are copied as zeros.
   __device__ __forceinline__ static bool idle(int r, const Tile& tile) {
+    if (r >= kZRow0) return r - kZRow0 >= tile.nd;
     return r < 2 * Tr::kDStep && static_cast<int>(static_cast<unsigned>(r) % Tr::kDStep) >= tile.nd;
   }
 
@@ -126,9 +131,9 @@ struct PipeProducer {
   }
 
   // Fills the tables: dt and u rows per channel, then B and C rows per
-  // state; each channel's output rows. Channels past the tile point at
-  // channel d0's rows (valid memory; their copies read nothing, and their
-  // outputs are not written).
+  // state, then z rows per channel; each channel's output rows, D and
+  // delta_bias. Channels past the tile point at channel d0's rows (valid
+  // memory; their copies read nothing, and their outputs are not written).
   __device__ __forceinline__ void fill_table() const {
     constexpr ChunkSmemLayout l = Ring::kL;
     PipeRow* table = Ring::table(smem);
@@ -136,7 +141,13 @@ struct PipeProducer {
       PipeRow row;
       long long off;
       const void* base;
-      if (r < 2 * Tr::kDStep) {
+      if (r >= Ring::kZRow0) {
+        const int c = r - Ring::kZRow0;
+        const int d = tile.d0 + (c < tile.nd ? c : 0);
+        base = p.z;
+        off = tile.b * p.z_batch_stride + d * p.z_dim_stride;
+        row.stage = Ring::kP.z + c * l.row;
+      } else if (r < 2 * Tr::kDStep) {
         const int c = r % Tr::kDStep;
         const int d = tile.d0 + (c < tile.nd ? c : 0);
         if (r < Tr::kDStep) {
@@ -166,13 +177,12 @@ struct PipeProducer {
       const int d = tile.d0 + (c < tile.nd ? c : 0);
       PipeOutRow<InT> o;
       o.out = static_cast<InT*>(p.out) + tile.b * p.out_batch_stride + d * p.out_dim_stride;
-      o.z = nullptr;
       o.out_z = nullptr;
-      if constexpr (Tr::kHasZ) {
-        o.z = static_cast<const InT*>(p.z) + tile.b * p.z_batch_stride + d * p.z_dim_stride;
+      if constexpr (Tr::kHasZ)
         o.out_z =
             static_cast<InT*>(p.out_z) + tile.b * p.out_z_batch_stride + d * p.out_z_dim_stride;
-      }
+      o.D = Tr::kHasD ? p.D[d] : 0.0f;
+      o.bias = Tr::kHasBias ? p.delta_bias[d] : 0.0f;
       outs[c] = o;
     }
     Ring::producers_sync();
@@ -246,7 +256,7 @@ struct PipeProducer {
         if constexpr (Tr::kHasBias || Tr::kSoftplus) {
           if (r < Tr::kDStep) {
             const bool live = r < tile.nd;
-            const float bias = Tr::kHasBias && live ? p.delta_bias[tile.d0 + r] : 0.0f;
+            const float bias = Tr::kHasBias ? Ring::outs(smem)[r].bias : 0.0f;
 #pragma unroll
             for (int e = 0; e < Ring::kPiece; ++e)
               f[e] = live && t + e < len ? transform_delta<Tr>(f[e], bias) : 0.0f;
@@ -266,7 +276,7 @@ struct PipeProducer {
   }
 
   // Writes chunk j's outputs (y + D u, then y silu(z)) from its stage, where
-  // the compute warps left y in the dt rows.
+  // the compute warps left y in the dt rows and the copies brought z.
   __device__ __forceinline__ void write(int j) const {
     constexpr ChunkSmemLayout l = Ring::kL;
     constexpr int kGroups = Tr::kChunk / 4;
@@ -280,18 +290,17 @@ struct PipeProducer {
       const int valid = min(4, len - t);
       float y[4];
       lds4(s + l.dt + c * l.row + t, y);
+      const PipeOutRow<InT> o = outs[c];
       if constexpr (Tr::kHasD) {
         float u[4];
         lds4(s + l.u + c * l.row + t, u);
-        const float dd = p.D[tile.d0 + c];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) y[e] = fmaf(dd, u[e], y[e]);
+        for (int e = 0; e < 4; ++e) y[e] = fmaf(o.D, u[e], y[e]);
       }
-      const PipeOutRow<InT> o = outs[c];
       store4<InT>(o.out, t0 + t, valid, vec, y);
       if constexpr (Tr::kHasZ) {
         float z[4];
-        load4<InT>(o.z, t0 + t, valid, vec, z);
+        lds4(s + Ring::kP.z + c * l.row + t, z);
 #pragma unroll
         for (int e = 0; e < 4; ++e) y[e] *= silu(z[e]);
         store4<InT>(o.out_z, t0 + t, valid, vec, y);
@@ -318,7 +327,7 @@ struct PipeMinBlocks {
 };
 
 template <typename Tr>
-__global__ void __launch_bounds__(Tr::kThreads + kPipeProducerThreads, PipeMinBlocks<Tr>::value)
+__global__ void __launch_bounds__(Tr::kThreads + PipeRing<Tr>::kProd, PipeMinBlocks<Tr>::value)
     ssm_fwd_pipelined(const SsmFwdParams p) {
   static_assert(ChunkLayoutChecks<Tr>::kOk, "");
   using Ring = PipeRing<Tr>;

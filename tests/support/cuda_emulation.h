@@ -131,6 +131,9 @@ inline T __ldg(const T* p) {
   return *p;
 }
 inline int min(int a, int b) { return a < b ? a : b; }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
 inline int __float_as_int(float x) {
   int i;
   std::memcpy(&i, &x, 4);

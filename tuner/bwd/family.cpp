@@ -157,7 +157,7 @@ class BwdFamily final : public KernelFamily {
       if (c != first) out.push_back(c);
     return out;
   }
-  std::string prune_by_resources(const std::string& config,
+  std::string prune_by_resources(const FamilyProblem& /*problem*/, const std::string& config,
                                  const std::vector<jit::KernelImage>& kernels,
                                  const jit::DeviceInfo& device) const override {
     auto c = BwdConfig::from_key(config);

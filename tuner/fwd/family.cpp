@@ -110,12 +110,12 @@ class FwdFamily final : public KernelFamily {
     for (const FwdConfig& c : ssmtune::first_look_order(cs, first)) out.push_back(c.key());
     return out;
   }
-  std::string prune_by_resources(const std::string& config,
+  std::string prune_by_resources(const FamilyProblem& problem, const std::string& config,
                                  const std::vector<jit::KernelImage>& kernels,
                                  const jit::DeviceInfo& device) const override {
     auto c = FwdConfig::from_key(config);
     if (!c) return c.status().message();
-    return ssmtune::prune_by_resources(*c, kernels, device);
+    return ssmtune::prune_by_resources(fwd(problem), *c, kernels, device);
   }
   bool is_fp64_anchor(const std::string& config) const override {
     auto c = FwdConfig::from_key(config);

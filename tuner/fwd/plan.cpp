@@ -49,8 +49,9 @@ size_t shared_bytes(const FwdProblem& p, const FwdConfig& c) {
   const int n = static_cast<int>(p.dstate);
   if (c.algo == ScanAlgo::kPipelined)
     return static_cast<size_t>(
-        ssmtune_kernels::pipe_smem_layout(n, c.chunk, c.d_step, p.variable_b, p.variable_c, c.items,
-                                          static_cast<int>(dtype_bytes(p.dtype)), pipe_converts(p))
+        ssmtune_kernels::pipe_smem_layout(n, c.chunk, c.d_step, p.variable_b, p.variable_c, p.has_z,
+                                          c.items, static_cast<int>(dtype_bytes(p.dtype)),
+                                          pipe_converts(p))
             .bytes);
   if (chunk_algo(c.algo)) {
     const auto l = ssmtune_kernels::chunk_smem_layout(static_cast<int>(p.dstate), c.chunk, c.d_step,
@@ -67,6 +68,10 @@ std::string kernel_name(const char* kernel, const std::string& traits) {
 }
 
 }  // namespace
+
+int pipe_producers(const FwdProblem& p) {
+  return ssmtune_kernels::pipe_producer_threads(p.has_z, p.delta_softplus);
+}
 
 Status check_config(const FwdProblem& p, const FwdConfig& c, size_t max_shared_bytes) {
   auto bad = [&c](const std::string& why) {
@@ -100,7 +105,7 @@ Status check_config(const FwdProblem& p, const FwdConfig& c, size_t max_shared_b
       if (!is_pow2(c.n_split) || c.n_split > 32) return bad("n_split must be a power of 2 <= 32");
       if (c.n_split > p.dstate) return bad("n_split exceeds dstate");
       if (c.threads != c.d_step * c.n_split) return bad("threads must equal d_step * n_split");
-      if (c.threads + ssmtune_kernels::kPipeProducerThreads > 1024)
+      if (c.threads + pipe_producers(p) > 1024)
         return bad("pipelined: threads + the producer warps exceed 1024");
       const int piece = 16 / static_cast<int>(dtype_bytes(p.dtype));
       if (c.chunk % piece != 0)
@@ -176,7 +181,7 @@ Result<FwdPlan> plan_fwd(const FwdProblem& p, const FwdConfig& c, size_t max_sha
       plan.launches.push_back(
           {add("ssm_fwd_pipelined"),
            {tiles, batch},
-           jit::Dim3{static_cast<unsigned>(c.threads + ssmtune_kernels::kPipeProducerThreads)},
+           jit::Dim3{static_cast<unsigned>(c.threads + pipe_producers(p))},
            smem});
       break;
     case ScanAlgo::kBlelloch:

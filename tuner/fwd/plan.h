@@ -35,6 +35,10 @@ struct FwdPlan {
 // The header every forward kernel is instantiated from.
 inline constexpr const char* kFwdHeader = "ssm/fwd_all.cuh";
 
+// Producer threads the pipelined kernel adds to its compute threads for
+// this problem (the same constexpr function the kernel uses).
+int pipe_producers(const FwdProblem& p);
+
 // Ok, or kInvalidArgument saying which rule the config breaks for this
 // problem. `max_shared_bytes` is the device's opt-in limit per block (0: skip).
 Status check_config(const FwdProblem& p, const FwdConfig& c, size_t max_shared_bytes = 0);

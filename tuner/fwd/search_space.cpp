@@ -172,7 +172,8 @@ namespace {
 constexpr int kToleratedSpillBytes = 16;
 }  // namespace
 
-std::string prune_by_resources(const FwdConfig& c, const std::vector<jit::KernelImage>& kernels,
+std::string prune_by_resources(const FwdProblem& p, const FwdConfig& c,
+                               const std::vector<jit::KernelImage>& kernels,
                                const jit::DeviceInfo& device, int min_warps_per_sm) {
   for (const auto& k : kernels) {
     const auto& r = k.resources;
@@ -186,7 +187,7 @@ std::string prune_by_resources(const FwdConfig& c, const std::vector<jit::Kernel
     // pipelined kernel adds its producer warps; the rest launch c.threads.
     int threads = c.threads;
     if (k.name_expression.find("multipass_scan") != std::string::npos) threads = 256;
-    if (c.algo == ScanAlgo::kPipelined) threads += ssmtune_kernels::kPipeProducerThreads;
+    if (c.algo == ScanAlgo::kPipelined) threads += pipe_producers(p);
     const int regs_per_block = r.registers * threads;
     const int blocks = device.registers_per_sm / std::max(1, regs_per_block);
     const int warps = blocks * threads / 32;

@@ -35,7 +35,8 @@ std::vector<FwdConfig> first_look_order(const std::vector<FwdConfig>& candidates
 
 // Empty when the compiled kernels are fit to time; else why not: any spill,
 // or fewer than `min_warps_per_sm` resident warps given the registers.
-std::string prune_by_resources(const FwdConfig& c, const std::vector<jit::KernelImage>& kernels,
+std::string prune_by_resources(const FwdProblem& p, const FwdConfig& c,
+                               const std::vector<jit::KernelImage>& kernels,
                                const jit::DeviceInfo& device, int min_warps_per_sm = 8);
 
 }  // namespace ssmtune

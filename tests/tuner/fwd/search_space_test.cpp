@@ -78,21 +78,21 @@ TEST_CASE("resource reports prune spills and low occupancy", "[tuner]") {
   k.name_expression = "ssmtune_kernels::ssm_fwd_sequential<...>";
   k.resources.found = true;
   k.resources.registers = 64;
-  CHECK(prune_by_resources(c, {k}, d).empty());
+  CHECK(prune_by_resources(FwdProblem{}, c, {k}, d).empty());
   k.resources.spill_store_bytes = 4;  // a call frame's few bytes are tolerated
   k.resources.spill_load_bytes = 4;
-  CHECK(prune_by_resources(c, {k}, d).empty());
+  CHECK(prune_by_resources(FwdProblem{}, c, {k}, d).empty());
   k.resources.spill_store_bytes = 16;
-  CHECK(prune_by_resources(c, {k}, d).find("spills 16 B") == 0);
+  CHECK(prune_by_resources(FwdProblem{}, c, {k}, d).find("spills 16 B") == 0);
   k.resources.spill_load_bytes = 0;
   k.resources.spill_store_bytes = 0;
   c.threads = 1024;
   k.resources.registers = 128;  // 128 x 1024 > 65536: no block fits
-  CHECK(prune_by_resources(c, {k}, d).find("exceed the SM's register file") != std::string::npos);
+  CHECK(prune_by_resources(FwdProblem{}, c, {k}, d).find("exceed the SM's register file") != std::string::npos);
   c.threads = 32;
   k.resources.registers = 255;  // 8 blocks of 1 warp: 8 warps, at the limit
-  CHECK(prune_by_resources(c, {k}, d).empty());
-  CHECK(prune_by_resources(c, {k}, d, 16).find("occupancy") == 0);
+  CHECK(prune_by_resources(FwdProblem{}, c, {k}, d).empty());
+  CHECK(prune_by_resources(FwdProblem{}, c, {k}, d, 16).find("occupancy") == 0);
 }
 
 }  // namespace
