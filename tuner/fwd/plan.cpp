@@ -178,11 +178,10 @@ Result<FwdPlan> plan_fwd(const FwdProblem& p, const FwdConfig& c, size_t max_sha
       plan.launches.push_back({add("ssm_fwd_warpscan"), {tiles, batch}, block, smem});
       break;
     case ScanAlgo::kPipelined:  // the compute warps, then the producer warps
-      plan.launches.push_back(
-          {add("ssm_fwd_pipelined"),
-           {tiles, batch},
-           jit::Dim3{static_cast<unsigned>(c.threads + pipe_producers(p))},
-           smem});
+      plan.launches.push_back({add("ssm_fwd_pipelined"),
+                               {tiles, batch},
+                               jit::Dim3{static_cast<unsigned>(c.threads + pipe_producers(p))},
+                               smem});
       break;
     case ScanAlgo::kBlelloch:
       plan.launches.push_back({add("ssm_fwd_blelloch"), {tiles, batch}, block, smem});

@@ -88,7 +88,8 @@ TEST_CASE("resource reports prune spills and low occupancy", "[tuner]") {
   k.resources.spill_store_bytes = 0;
   c.threads = 1024;
   k.resources.registers = 128;  // 128 x 1024 > 65536: no block fits
-  CHECK(prune_by_resources(FwdProblem{}, c, {k}, d).find("exceed the SM's register file") != std::string::npos);
+  CHECK(prune_by_resources(FwdProblem{}, c, {k}, d).find("exceed the SM's register file") !=
+        std::string::npos);
   c.threads = 32;
   k.resources.registers = 255;  // 8 blocks of 1 warp: 8 warps, at the limit
   CHECK(prune_by_resources(FwdProblem{}, c, {k}, d).empty());
