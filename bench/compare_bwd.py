@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Side-by-side training-step benchmark of the selective scan on one GPU: ssmtune's drop-in
+selective_scan_fn and mamba_ssm's, each through torch.autograd as a Mamba block trains it.
+
+Per shape and flag set both get the same fresh random inputs (seed printed). Each contender's
+gradients are compared with the other's (relative L2 per gradient; the accuracy against fp64 is
+the test suites' job: python/tests/test_gpu_bwd*.py), then three things are timed with CUDA
+events, L2 flushed before every call (median of --reps): the forward alone, the backward alone
+(autograd.grad over a retained graph) and one forward plus backward. Markdown tables go to
+stdout, every number to a JSON file. bench/NOTES.md says how to run it.
+"""
+import argparse
+import json
+import platform
+import sys
+import time
+import zlib
+
+import torch
+
+# Ceilings of the lent H200 (shared/docs/perf.md): bytes moved per second counting reads plus
+# writes, and MUFU exps per second (16 per clock per SM).
+COPY_BYTES_PER_S = 4.22e12
+EXP_PER_S = 4.18e12
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+# (batch, dim, seqlen, dstate, dtype): the backward issue's shapes and the forward table's.
+DEFAULT_SHAPES = (
+    (8, 256, 1024, 4, "fp32"),
+    (8, 1536, 2048, 16, "fp32"),
+    (8, 1536, 2048, 16, "bf16"),
+    (4, 5120, 8192, 16, "bf16"),
+    (16, 2048, 2048, 16, "bf16"),
+    (1, 5120, 16384, 16, "bf16"),
+    (256, 1536, 64, 16, "bf16"),
+)
+GRADS = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
+
+
+def progress(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def parse_shapes(spec):
+    shapes = []
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        if item.isdigit():
+            shapes.append(DEFAULT_SHAPES[int(item)])
+            continue
+        dims, _, dtype = item.partition(":")
+        b, d, l, n = (int(x) for x in dims.lower().split("x"))
+        shapes.append((b, d, l, n, dtype or "fp32"))
+    return shapes
+
+
+def make_inputs(shape, flags, seed):
+    """mamba_ssm's test distributions: u, B, C, z ~ randn; delta = 0.5 rand; A = -0.5 rand
+    (fp32); D ~ randn, delta_bias = 0.1 rand (fp32). Leaves that require grad."""
+    b, d, l, n, dt = shape
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    t = DTYPES[dt]
+
+    def leaf(x):
+        return x.requires_grad_(True)
+
+    inp = {
+        "u": leaf(torch.randn(b, d, l, device="cuda", dtype=t, generator=g)),
+        "delta": leaf((0.5 * torch.rand(b, d, l, device="cuda", generator=g)).to(t)),
+        "A": leaf(-0.5 * torch.rand(d, n, device="cuda", generator=g)),
+        "B": leaf(torch.randn(b, 1, n, l, device="cuda", dtype=t, generator=g)),
+        "C": leaf(torch.randn(b, 1, n, l, device="cuda", dtype=t, generator=g)),
+    }
+    if flags:
+        inp["D"] = leaf(torch.randn(d, device="cuda", generator=g))
+        inp["z"] = leaf(torch.randn(b, d, l, device="cuda", dtype=t, generator=g))
+        inp["delta_bias"] = leaf(0.1 * torch.rand(d, device="cuda", generator=g))
+    dout = torch.randn(b, d, l, device="cuda", dtype=t, generator=g)
+    return inp, dout
+
+
+def floors(shape, flags):
+    """The backward's floor: inputs read once, gradients written once; one exp per
+    (batch, dim, dstate, step)."""
+    b, d, l, n, dt = shape
+    e = torch.finfo(DTYPES[dt]).bits // 8
+    row = b * d * l * e
+    bc = b * n * l * e
+    rows = 3 + 2 + (3 if flags else 0)  # u, delta, dout; du, ddelta; z, out, dz
+    bytes_ = rows * row + 4 * bc
+    return max(bytes_ / COPY_BYTES_PER_S, b * d * l * n / EXP_PER_S) * 1e3
+
+
+def event_median(call, flush, reps):
+    times = []
+    for _ in range(reps):
+        flush.zero_()
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        call()
+        e.record()
+        torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def run_contender(fn, inp, dout, flags, flush, reps):
+    names = [k for k in GRADS if k in inp]
+    leaves = [inp[k] for k in names]
+
+    def forward():
+        return fn(inp["u"], inp["delta"], inp["A"], inp["B"], inp["C"], inp.get("D"),
+                  inp.get("z"), inp.get("delta_bias"), delta_softplus=flags)
+
+    out = forward()
+    grads = dict(zip(names, torch.autograd.grad(out, leaves, dout, retain_graph=True)))
+    for _ in range(2):
+        torch.autograd.grad(out, leaves, dout, retain_graph=True)
+    with torch.no_grad():
+        t_fwd = event_median(forward, flush, reps)
+    t_bwd = event_median(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True),
+                         flush, reps)
+    t_step = event_median(lambda: torch.autograd.grad(forward(), leaves, dout), flush, reps)
+    return grads, {"fwd_ms": t_fwd, "bwd_ms": t_bwd, "step_ms": t_step}
+
+
+def rel_l2(a, b):
+    a, b = a.double(), b.double()
+    return ((a - b).norm() / b.norm().clamp_min(1e-30)).item()
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--shapes", type=parse_shapes, default=None)
+    p.add_argument("--flags", default="both", choices=("off", "on", "both"),
+                   help="D, z, delta_bias and delta_softplus (default: both)")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--mamba-path", default=None,
+                   help="directory put first on sys.path (mamba_ssm and selective_scan_cuda)")
+    p.add_argument("--json", default="bench_compare_bwd.json")
+    args = p.parse_args(argv)
+    shapes = args.shapes or list(DEFAULT_SHAPES)
+    seed = args.seed if args.seed is not None else time.time_ns() % (1 << 31)
+    progress(f"seed {seed}")
+    if args.mamba_path:
+        sys.path.insert(0, args.mamba_path)
+    import ssmtune
+    contenders = {"ssmtune": ssmtune.selective_scan_fn}
+    try:
+        from mamba_ssm.ops.selective_scan_interface import selective_scan_fn as mamba_fn
+        contenders["mamba_ssm"] = mamba_fn
+    except Exception as e:  # noqa: BLE001 - report and run ssmtune alone
+        progress(f"mamba_ssm unavailable: {e}")
+    flush = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    flag_sets = {"off": [False], "on": [True], "both": [False, True]}[args.flags]
+    records = []
+    for shape in shapes:
+        for flags in flag_sets:
+            label = "x".join(map(str, shape[:4])) + ":" + shape[4] + (" +flags" if flags else "")
+            s = (seed + zlib.crc32(label.encode())) % (1 << 63)
+            inp, dout = make_inputs(shape, flags, s)
+            rec = {"shape": list(shape), "flags": flags, "seed": s,
+                   "floor_bwd_ms": floors(shape, flags)}
+            grads = {}
+            for name, fn in contenders.items():
+                progress(f"{label}: {name}")
+                try:
+                    grads[name], rec[name] = run_contender(fn, inp, dout, flags, flush, args.reps)
+                except Exception as e:  # noqa: BLE001 - a contender's failure is a result
+                    rec[name] = {"error": f"{type(e).__name__}: {e}"[:300]}
+                torch.cuda.empty_cache()
+            if len(grads) == 2:
+                rec["rel_l2_between"] = {k: rel_l2(grads["ssmtune"][k], grads["mamba_ssm"][k])
+                                         for k in grads["ssmtune"]}
+            records.append(rec)
+            progress(json.dumps(rec))
+            del inp, dout, grads
+            torch.cuda.empty_cache()
+    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+            "python": platform.python_version(), "seed": seed, "reps": args.reps}
+    with open(args.json, "w") as f:
+        json.dump({"meta": meta, "records": records}, f, indent=1)
+    print(f"GPU {meta['gpu']}, seed {seed}, median of {args.reps}, L2 flushed; ms\n")
+    print("| shape | flags | mamba fwd | ssmtune fwd | x | mamba bwd | ssmtune bwd | x | "
+          "bwd floor | ssmtune x floor | mamba step | ssmtune step | x | max grad diff |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in records:
+        m, s = r.get("mamba_ssm", {}), r.get("ssmtune", {})
+
+        def cell(d, k):
+            return f"{d[k]:.4g}" if k in d else d.get("error", "-")[:40]
+
+        def ratio(k):
+            return f"{m[k] / s[k]:.2f}x" if k in m and k in s else "-"
+
+        diff = max(r["rel_l2_between"].values()) if "rel_l2_between" in r else float("nan")
+        xf = f"{s['bwd_ms'] / r['floor_bwd_ms']:.1f}" if "bwd_ms" in s else "-"
+        print(f"| {tuple(r['shape'])} | {'on' if r['flags'] else 'off'} | {cell(m, 'fwd_ms')} | "
+              f"{cell(s, 'fwd_ms')} | {ratio('fwd_ms')} | {cell(m, 'bwd_ms')} | "
+              f"{cell(s, 'bwd_ms')} | {ratio('bwd_ms')} | {r['floor_bwd_ms']:.3f} | {xf} | "
+              f"{cell(m, 'step_ms')} | {cell(s, 'step_ms')} | {ratio('step_ms')} | {diff:.2e} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
