@@ -36,7 +36,7 @@ TEST_CASE("C ABI: prepared calls reject null arguments", "[runtime]") {
 
 TEST_CASE("C ABI: version", "[runtime]") {
   CHECK(std::string(ssmtune_version()) == "0.1.0");
-  CHECK(ssmtune_abi_version() == 2);
+  CHECK(ssmtune_abi_version() == 3);
 }
 
 TEST_CASE("C ABI: without a driver, create says so", "[runtime]") {
