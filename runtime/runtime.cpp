@@ -219,34 +219,6 @@ struct Runtime::Impl {
 Runtime::Runtime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Runtime::~Runtime() = default;
 
-namespace {
-
-// $SSMTUNE_FORCE_CONFIG: comma-separated config keys, at most one per family.
-Status read_forced_configs(const char* text, Runtime::Impl& impl) {
-  std::string all = text;
-  size_t start = 0;
-  while (start <= all.size()) {
-    const size_t comma = std::min(all.find(',', start), all.size());
-    const std::string key = all.substr(start, comma - start);
-    start = comma + 1;
-    if (key.empty()) continue;
-    auto f = FwdConfig::from_key(key);
-    auto b = bwd::BwdConfig::from_key(key);
-    if (f) {
-      impl.forced = *f;
-    } else if (b) {
-      impl.forced_bwd = *b;
-    } else {
-      return Status::invalid_argument("$SSMTUNE_FORCE_CONFIG: '" + key +
-                                      "' is neither a forward config (" + f.status().message() +
-                                      ") nor a backward one (" + b.status().message() + ")");
-    }
-  }
-  return Status::ok();
-}
-
-}  // namespace
-
 Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
   SSMTUNE_ASSIGN_OR_RETURN(jit::Context ctx, jit::Context::create(o.device));
   SSMTUNE_ASSIGN_OR_RETURN(jit::DeviceInfo info, jit::query_device(o.device));
@@ -260,8 +232,13 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
   } else {
     SSMTUNE_ASSIGN_OR_RETURN(impl->tune_budget_s, tune_budget_from_env());
   }
-  if (const char* f = std::getenv("SSMTUNE_FORCE_CONFIG"); f != nullptr && *f != '\0')
-    SSMTUNE_RETURN_IF_ERROR(read_forced_configs(f, *impl));
+  if (const char* f = std::getenv("SSMTUNE_FORCE_CONFIG"); f != nullptr && *f != '\0') {
+    auto forced = parse_forced_configs(f);
+    if (!forced)
+      return Status::invalid_argument("$SSMTUNE_FORCE_CONFIG: " + forced.status().message());
+    impl->forced = forced->fwd;
+    impl->forced_bwd = forced->bwd;
+  }
   if (o.use_db) {
     const std::string path = cache::resolve_db_path(o.db_path);
     impl->db_path = path;

@@ -1,6 +1,7 @@
 // Exact, nearest, default.
 #include "runtime/selector.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <optional>
@@ -120,6 +121,29 @@ Result<BwdChoice> choose_bwd_config(cache::TuningDb* db, const jit::DeviceInfo& 
       FamilyChoice f,
       choose_family_config(db, bwd_family(), BwdFamilyProblem(p), device, versions));
   return typed<bwd::BwdConfig>(f);
+}
+
+Result<ForcedConfigs> parse_forced_configs(const std::string& text) {
+  ForcedConfigs out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string key = text.substr(start, comma - start);
+    start = comma + 1;
+    if (key.empty()) continue;
+    auto f = FwdConfig::from_key(key);
+    auto b = bwd::BwdConfig::from_key(key);
+    if (!f && !b)
+      return Status::invalid_argument("'" + key + "' is neither a forward config (" +
+                                      f.status().message() + ") nor a backward one (" +
+                                      b.status().message() + ")");
+    if ((f && out.fwd) || (b && out.bwd))
+      return Status::invalid_argument("'" + key + "': a second config for the " +
+                                      (f ? "forward" : "backward"));
+    if (f) out.fwd = *f;
+    if (b) out.bwd = *b;
+  }
+  return out;
 }
 
 }  // namespace ssmtune

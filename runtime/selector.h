@@ -7,6 +7,7 @@
 // templates) are never used. The choice says which rule picked it and why.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "cache/tuning_db.h"
@@ -60,5 +61,13 @@ Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& d
 // The backward's ("bwd:" entries), typed.
 Result<BwdChoice> choose_bwd_config(cache::TuningDb* db, const jit::DeviceInfo& device,
                                     const Versions& versions, const bwd::BwdProblem& p);
+
+// $SSMTUNE_FORCE_CONFIG: comma-separated config keys, at most one per
+// family, each forcing every problem of its family to run it.
+struct ForcedConfigs {
+  std::optional<FwdConfig> fwd;
+  std::optional<bwd::BwdConfig> bwd;
+};
+Result<ForcedConfigs> parse_forced_configs(const std::string& text);
 
 }  // namespace ssmtune

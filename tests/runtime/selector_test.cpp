@@ -187,5 +187,27 @@ TEST_CASE("backward problems select among bwd entries only: exact, nearest, defa
   CHECK(choose_bwd_config(&*db, device(), kNow, bad).status().code() == Code::kInvalidArgument);
 }
 
+TEST_CASE("forced configs: one key per family, comma-separated", "[runtime]") {
+  const std::string fwd_key = "sequential.K128.D32.fp32.t64.i1.s2.fast";
+  const std::string bwd_key = "mp.K16.D32.fp32.t128.s4.fast.S3";
+  auto both = parse_forced_configs(fwd_key + "," + bwd_key);
+  INFO(both.status().to_string());
+  REQUIRE(both.is_ok());
+  REQUIRE(both->fwd);
+  REQUIRE(both->bwd);
+  CHECK(both->fwd->key() == fwd_key);
+  CHECK(both->bwd->key() == bwd_key);
+  auto one = parse_forced_configs(fwd_key);
+  REQUIRE(one.is_ok());
+  CHECK(one->fwd);
+  CHECK_FALSE(one->bwd);
+  auto bad = parse_forced_configs(fwd_key + ",nonsense");
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find("'nonsense' is neither a forward config") != std::string::npos);
+  auto twice = parse_forced_configs(bwd_key + "," + bwd_key);
+  REQUIRE_FALSE(twice.is_ok());
+  CHECK(twice.status().message().find("a second config for the backward") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace ssmtune
