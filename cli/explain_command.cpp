@@ -1,5 +1,6 @@
-// `ssmtune explain`: which config a library call for this problem would run
-// on this GPU, and which rule (exact, nearest, default) picked it.
+// `ssmtune explain`: which config a library call for this problem (of any
+// kernel family: forward, backward) would run on this GPU, and which rule
+// (exact, nearest, default) picked it.
 #include <iostream>
 
 #include "cache/db_path.h"
@@ -19,7 +20,7 @@ struct ExplainArgs {
 };
 
 void run(const ExplainArgs& a) {
-  auto p = a.problem.problem();
+  auto p = a.problem.any_problem();
   if (!report("explain", p.status())) return;
   auto dev = jit::query_device(0);
   if (!report("explain", dev.status())) return;
@@ -29,9 +30,9 @@ void run(const ExplainArgs& a) {
   auto db = cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
   if (!report("explain", db.status())) return;
   const Versions v{dev->driver_version, dev->nvrtc_version, sources->hash()};
-  auto c = choose_config(&*db, *dev, v, *p);
+  auto c = choose_family_config(&*db, *p->family, *p->problem, *dev, v);
   if (!report("explain", c.status())) return;
-  std::cout << p->key() << " on " << dev->name << ": " << c->config.key()
+  std::cout << p->problem->key() << " on " << dev->name << ": " << c->config
             << "\n  rule: " << to_string(c->rule) << "\n  why: " << c->reason << "\n";
 }
 

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "runtime/prepared_bwd_call.h"
 #include "runtime/prepared_call.h"
 #include "ssmtune/runtime.h"
 #include "ssmtune/ssmtune.h"
@@ -15,8 +16,9 @@ struct ssmtune_runtime {
   std::unique_ptr<ssmtune::Runtime> rt;
 };
 
-// A plan handle is the runtime's PreparedCall itself.
+// A plan handle is the runtime's PreparedCall (PreparedBwdCall) itself.
 static_assert(sizeof(ssmtune_fwd_plan*) == sizeof(ssmtune::PreparedCall*));
+static_assert(sizeof(ssmtune_bwd_plan*) == sizeof(ssmtune::PreparedBwdCall*));
 
 namespace {
 
@@ -56,6 +58,27 @@ ssmtune_status null_arg(const char* what) {
   return to_c(ssmtune::Status::invalid_argument(std::string(what) + " must not be NULL"));
 }
 
+ssmtune_status copy_text(const ssmtune::Result<std::string>& text, char* buf, size_t len) {
+  if (!text) return to_c(text.status());
+  std::strncpy(buf, text->c_str(), len - 1);
+  buf[len - 1] = '\0';
+  return to_c(ssmtune::Status::ok());
+}
+
+// A launch's status; on success the message is cleared only when set (the
+// hot path writes no thread-local string).
+ssmtune_status launch_status(const ssmtune::Status& s) {
+  if (s.is_ok()) {
+    if (!g_last_error.empty()) g_last_error.clear();
+    return SSMTUNE_OK;
+  }
+  return to_c(s);
+}
+
+const ssmtune::PreparedBwdCall* bwd_call(const ssmtune_bwd_plan* plan) {
+  return reinterpret_cast<const ssmtune::PreparedBwdCall*>(plan);
+}
+
 }  // namespace
 
 extern "C" {
@@ -87,11 +110,7 @@ ssmtune_status ssmtune_explain(ssmtune_runtime* rt, const ssmtune_fwd_args* args
   if (rt == nullptr) return null_arg("runtime");
   if (args == nullptr) return null_arg("args");
   if (buf == nullptr || len == 0) return null_arg("buf");
-  auto text = rt->rt->explain(*args);
-  if (!text) return to_c(text.status());
-  std::strncpy(buf, text->c_str(), len - 1);
-  buf[len - 1] = '\0';
-  return to_c(ssmtune::Status::ok());
+  return copy_text(rt->rt->explain(*args), buf, len);
 }
 
 ssmtune_status ssmtune_fwd_prepare(ssmtune_runtime* rt, const ssmtune_fwd_args* layout,
@@ -116,27 +135,65 @@ ssmtune_status ssmtune_fwd_launch(const ssmtune_fwd_plan* plan, const void* cons
   if (plan == nullptr) return null_arg("plan");
   if (ptrs == nullptr) return null_arg("ptrs");
   const auto* call = reinterpret_cast<const ssmtune::PreparedCall*>(plan);
-  const ssmtune::Status s = call->owner()->launch_fwd(*call, ptrs, scratch, stream);
-  if (s.is_ok()) {
-    if (!g_last_error.empty()) g_last_error.clear();
-    return SSMTUNE_OK;
-  }
-  return to_c(s);
+  return launch_status(call->owner()->launch_fwd(*call, ptrs, scratch, stream));
 }
 
 ssmtune_status ssmtune_fwd_plan_explain(const ssmtune_fwd_plan* plan, char* buf, size_t len) {
   if (plan == nullptr) return null_arg("plan");
   if (buf == nullptr || len == 0) return null_arg("buf");
-  const std::string text =
-      ssmtune::Runtime::explain(*reinterpret_cast<const ssmtune::PreparedCall*>(plan));
-  std::strncpy(buf, text.c_str(), len - 1);
-  buf[len - 1] = '\0';
+  return copy_text(ssmtune::Runtime::explain(*reinterpret_cast<const ssmtune::PreparedCall*>(plan)),
+                   buf, len);
+}
+
+ssmtune_status ssmtune_selective_scan_bwd(ssmtune_runtime* rt, const ssmtune_bwd_args* args,
+                                          void* stream) {
+  if (rt == nullptr) return null_arg("runtime");
+  if (args == nullptr) return null_arg("args");
+  return to_c(rt->rt->selective_scan_bwd(*args, stream));
+}
+
+ssmtune_status ssmtune_explain_bwd(ssmtune_runtime* rt, const ssmtune_bwd_args* args, char* buf,
+                                   size_t len) {
+  if (rt == nullptr) return null_arg("runtime");
+  if (args == nullptr) return null_arg("args");
+  if (buf == nullptr || len == 0) return null_arg("buf");
+  return copy_text(rt->rt->explain_bwd(*args), buf, len);
+}
+
+ssmtune_status ssmtune_bwd_prepare(ssmtune_runtime* rt, const ssmtune_bwd_args* layout,
+                                   ssmtune_bwd_plan** out) {
+  if (out == nullptr) return null_arg("out");
+  *out = nullptr;
+  if (rt == nullptr) return null_arg("runtime");
+  if (layout == nullptr) return null_arg("layout");
+  auto call = rt->rt->prepare_bwd(*layout);
+  if (!call) return to_c(call.status());
+  *out = reinterpret_cast<ssmtune_bwd_plan*>(const_cast<ssmtune::PreparedBwdCall*>(*call));
   return to_c(ssmtune::Status::ok());
+}
+
+size_t ssmtune_bwd_plan_scratch_bytes(const ssmtune_bwd_plan* plan) {
+  if (plan == nullptr) return 0;
+  return bwd_call(plan)->scratch_bytes();
+}
+
+ssmtune_status ssmtune_bwd_launch(const ssmtune_bwd_plan* plan, const void* const* ptrs,
+                                  void* scratch, void* stream) {
+  if (plan == nullptr) return null_arg("plan");
+  if (ptrs == nullptr) return null_arg("ptrs");
+  const auto* call = bwd_call(plan);
+  return launch_status(call->owner()->launch_bwd(*call, ptrs, scratch, stream));
+}
+
+ssmtune_status ssmtune_bwd_plan_explain(const ssmtune_bwd_plan* plan, char* buf, size_t len) {
+  if (plan == nullptr) return null_arg("plan");
+  if (buf == nullptr || len == 0) return null_arg("buf");
+  return copy_text(ssmtune::Runtime::explain(*bwd_call(plan)), buf, len);
 }
 
 const char* ssmtune_version(void) { return SSMTUNE_VERSION; }
 
-int ssmtune_abi_version(void) { return 2; }
+int ssmtune_abi_version(void) { return 3; }
 
 const char* ssmtune_last_error(void) { return g_last_error.c_str(); }
 

@@ -1,10 +1,41 @@
-// FwdProblem inference and validation of a call.
+// Problem inference and validation of a call (forward and backward).
 #include "runtime/call_args.h"
 
 namespace ssmtune {
 namespace {
 
-Result<TensorArg> to_arg(const ssmtune_tensor& t, const char* name) {
+// The forward's sizes and flags from the tensors both directions share
+// (u, A, B, C, D, z, delta_bias, h0), with the checks the inference needs.
+Result<FwdProblem> infer_problem(const TensorArg& u, const TensorArg& A, const TensorArg& B,
+                                 const TensorArg& C, const TensorArg& D, const TensorArg& z,
+                                 const TensorArg& delta_bias, const TensorArg& h0,
+                                 int32_t delta_softplus) {
+  if (!u.present()) return Status::invalid_argument("u: required, got a null pointer");
+  if (u.rank != 3) return Status::invalid_argument("u: expected rank 3 (batch, dim, seqlen)");
+  if (!A.present()) return Status::invalid_argument("A: required, got a null pointer");
+  if (A.rank != 2) return Status::invalid_argument("A: expected rank 2 (dim, dstate)");
+  if (!B.present()) return Status::invalid_argument("B: required, got a null pointer");
+  if (!C.present()) return Status::invalid_argument("C: required, got a null pointer");
+  FwdProblem p;
+  p.batch = u.shape[0];
+  p.dim = u.shape[1];
+  p.seqlen = u.shape[2];
+  p.dstate = A.shape[1];
+  p.dtype = u.dtype;
+  p.variable_b = B.rank == 4;
+  p.variable_c = C.rank == 4;
+  p.groups = p.variable_b ? B.shape[1] : p.variable_c ? C.shape[1] : 1;
+  p.has_d = D.present();
+  p.has_z = z.present();
+  p.has_delta_bias = delta_bias.present();
+  p.delta_softplus = delta_softplus != 0;
+  p.has_initial_state = h0.present();
+  return p;
+}
+
+}  // namespace
+
+Result<TensorArg> from_c_tensor(const ssmtune_tensor& t, const char* name) {
   TensorArg a;
   a.data = t.data;
   if (t.data == nullptr) return a;
@@ -23,46 +54,61 @@ Result<TensorArg> to_arg(const ssmtune_tensor& t, const char* name) {
   return a;
 }
 
-}  // namespace
-
 Result<CallProblem> read_call(const ssmtune_fwd_args& args) {
   CallProblem c;
   FwdTensors& t = c.tensors;
-  SSMTUNE_ASSIGN_OR_RETURN(t.u, to_arg(args.u, "u"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.delta, to_arg(args.delta, "delta"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.A, to_arg(args.A, "A"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.B, to_arg(args.B, "B"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.C, to_arg(args.C, "C"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.D, to_arg(args.D, "D"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.z, to_arg(args.z, "z"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.delta_bias, to_arg(args.delta_bias, "delta_bias"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.h0, to_arg(args.h0, "h0"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.out, to_arg(args.out, "out"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.out_z, to_arg(args.out_z, "out_z"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.last_state, to_arg(args.last_state, "last_state"));
-  if (!t.u.present()) return Status::invalid_argument("u: required, got a null pointer");
-  if (t.u.rank != 3) return Status::invalid_argument("u: expected rank 3 (batch, dim, seqlen)");
-  if (!t.A.present()) return Status::invalid_argument("A: required, got a null pointer");
-  if (t.A.rank != 2) return Status::invalid_argument("A: expected rank 2 (dim, dstate)");
-  if (!t.B.present()) return Status::invalid_argument("B: required, got a null pointer");
-  if (!t.C.present()) return Status::invalid_argument("C: required, got a null pointer");
+  SSMTUNE_ASSIGN_OR_RETURN(t.u, from_c_tensor(args.u, "u"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.delta, from_c_tensor(args.delta, "delta"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.A, from_c_tensor(args.A, "A"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.B, from_c_tensor(args.B, "B"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.C, from_c_tensor(args.C, "C"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.D, from_c_tensor(args.D, "D"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.z, from_c_tensor(args.z, "z"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.delta_bias, from_c_tensor(args.delta_bias, "delta_bias"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.h0, from_c_tensor(args.h0, "h0"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.out, from_c_tensor(args.out, "out"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.out_z, from_c_tensor(args.out_z, "out_z"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.last_state, from_c_tensor(args.last_state, "last_state"));
+  SSMTUNE_ASSIGN_OR_RETURN(c.problem, infer_problem(t.u, t.A, t.B, t.C, t.D, t.z, t.delta_bias,
+                                                    t.h0, args.delta_softplus));
   FwdProblem& p = c.problem;
-  p.batch = t.u.shape[0];
-  p.dim = t.u.shape[1];
-  p.seqlen = t.u.shape[2];
-  p.dstate = t.A.shape[1];
-  p.dtype = t.u.dtype;
-  p.variable_b = t.B.rank == 4;
-  p.variable_c = t.C.rank == 4;
-  p.groups = p.variable_b ? t.B.shape[1] : p.variable_c ? t.C.shape[1] : 1;
-  p.has_d = t.D.present();
-  p.has_z = t.z.present();
-  p.has_delta_bias = t.delta_bias.present();
-  p.delta_softplus = args.delta_softplus != 0;
   p.return_last_state = t.last_state.present();
-  p.has_initial_state = t.h0.present();
   SSMTUNE_RETURN_IF_ERROR(p.validate());
   SSMTUNE_RETURN_IF_ERROR(validate_fwd_tensors(p, t));
+  return c;
+}
+
+Result<BwdCallProblem> read_bwd_call(const ssmtune_bwd_args& args) {
+  BwdCallProblem c;
+  bwd::BwdTensors& t = c.tensors;
+  SSMTUNE_ASSIGN_OR_RETURN(t.u, from_c_tensor(args.u, "u"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.delta, from_c_tensor(args.delta, "delta"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.A, from_c_tensor(args.A, "A"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.B, from_c_tensor(args.B, "B"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.C, from_c_tensor(args.C, "C"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.D, from_c_tensor(args.D, "D"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.z, from_c_tensor(args.z, "z"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.delta_bias, from_c_tensor(args.delta_bias, "delta_bias"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.h0, from_c_tensor(args.h0, "h0"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.out, from_c_tensor(args.out, "out"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.dout, from_c_tensor(args.dout, "dout"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.dlast, from_c_tensor(args.dlast, "dlast"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.du, from_c_tensor(args.du, "du"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.ddelta, from_c_tensor(args.ddelta, "ddelta"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.dA, from_c_tensor(args.dA, "dA"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.dB, from_c_tensor(args.dB, "dB"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.dC, from_c_tensor(args.dC, "dC"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.dD, from_c_tensor(args.dD, "dD"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.dz, from_c_tensor(args.dz, "dz"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.ddelta_bias, from_c_tensor(args.ddelta_bias, "ddelta_bias"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.dh0, from_c_tensor(args.dh0, "dh0"));
+  bwd::BwdProblem& p = c.problem;
+  SSMTUNE_ASSIGN_OR_RETURN(
+      p.fwd, infer_problem(t.u, t.A, t.B, t.C, t.D, t.z, t.delta_bias, t.h0, args.delta_softplus));
+  // A gradient flows in through the last state only when the forward returned it.
+  p.has_dlast = p.fwd.return_last_state = t.dlast.present();
+  if (!p.fwd.has_z) t.out = TensorArg{};  // y is read only to gate with z
+  SSMTUNE_RETURN_IF_ERROR(bwd::validate_bwd_tensors(p, t));
   return c;
 }
 
@@ -93,6 +139,33 @@ ssmtune_fwd_args to_c_args(const FwdTensors& t, bool delta_softplus) {
   a.out = to_c_tensor(t.out);
   a.out_z = to_c_tensor(t.out_z);
   a.last_state = to_c_tensor(t.last_state);
+  a.delta_softplus = delta_softplus ? 1 : 0;
+  return a;
+}
+
+ssmtune_bwd_args to_c_args(const bwd::BwdTensors& t, bool delta_softplus) {
+  ssmtune_bwd_args a{};
+  a.u = to_c_tensor(t.u);
+  a.delta = to_c_tensor(t.delta);
+  a.A = to_c_tensor(t.A);
+  a.B = to_c_tensor(t.B);
+  a.C = to_c_tensor(t.C);
+  a.D = to_c_tensor(t.D);
+  a.z = to_c_tensor(t.z);
+  a.delta_bias = to_c_tensor(t.delta_bias);
+  a.h0 = to_c_tensor(t.h0);
+  a.out = to_c_tensor(t.out);
+  a.dout = to_c_tensor(t.dout);
+  a.dlast = to_c_tensor(t.dlast);
+  a.du = to_c_tensor(t.du);
+  a.ddelta = to_c_tensor(t.ddelta);
+  a.dA = to_c_tensor(t.dA);
+  a.dB = to_c_tensor(t.dB);
+  a.dC = to_c_tensor(t.dC);
+  a.dD = to_c_tensor(t.dD);
+  a.dz = to_c_tensor(t.dz);
+  a.ddelta_bias = to_c_tensor(t.ddelta_bias);
+  a.dh0 = to_c_tensor(t.dh0);
   a.delta_softplus = delta_softplus ? 1 : 0;
   return a;
 }

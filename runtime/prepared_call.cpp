@@ -1,9 +1,6 @@
 // Layout validation, the layout key, and binding pointers to a prepared call.
 #include "runtime/prepared_call.h"
 
-#include <cstdio>
-#include <string>
-
 namespace ssmtune {
 namespace {
 
@@ -20,43 +17,21 @@ constexpr const char* kNames[kFwdTensorCount] = {
     "u", "delta", "A", "B", "C", "D", "z", "delta_bias", "h0", "out", "out_z", "last_state"};
 constexpr int kFirstOutput = SSMTUNE_FWD_OUT;
 
-// Placeholder addresses for layout checks: 2^44 bytes apart (more than any
-// tensor spans), aligned to 16, so read_call's pointer checks pass.
-const void* placeholder(int slot) {
-  return reinterpret_cast<const void*>(static_cast<uintptr_t>(slot + 1) << 44);
-}
-
-std::string pointer_text(const void* p) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%p", p);
-  return buf;
-}
-
 }  // namespace
 
 Result<CallProblem> read_layout(const ssmtune_fwd_args& layout) {
   ssmtune_fwd_args a = layout;
   for (int i = 0; i < kFwdTensorCount; ++i) {
     ssmtune_tensor& t = a.*kArgSlots[i];
-    t.data = t.rank > 0 ? placeholder(i) : nullptr;
+    t.data = t.rank > 0 ? layout_placeholder(i) : nullptr;
   }
   return read_call(a);
 }
 
 std::vector<int64_t> layout_key(const ssmtune_fwd_args& layout) {
-  std::vector<int64_t> key;
-  key.reserve(kFwdTensorCount * 10 + 1);
-  for (int i = 0; i < kFwdTensorCount; ++i) {
-    const ssmtune_tensor& t = layout.*kArgSlots[i];
-    const int rank = t.rank < 0 ? 0 : t.rank > 4 ? 4 : t.rank;
-    key.push_back(t.rank);
-    if (t.rank <= 0) continue;
-    key.push_back(t.dtype);
-    for (int d = 0; d < rank; ++d) key.push_back(t.shape[d]);
-    for (int d = 0; d < rank; ++d) key.push_back(t.stride[d]);
-  }
-  key.push_back(layout.delta_softplus != 0);
-  return key;
+  const ssmtune_tensor* tensors[kFwdTensorCount];
+  for (int i = 0; i < kFwdTensorCount; ++i) tensors[i] = &(layout.*kArgSlots[i]);
+  return layout_key(tensors, kFwdTensorCount, layout.delta_softplus);
 }
 
 PreparedCall::PreparedCall(Runtime* owner, CallProblem layout, ConfigChoice choice,
@@ -65,18 +40,8 @@ PreparedCall::PreparedCall(Runtime* owner, CallProblem layout, ConfigChoice choi
       layout_(std::move(layout)),
       choice_(std::move(choice)),
       kernel_(std::move(kernel)) {
-  for (int i = 0; i < kFwdTensorCount; ++i) {
-    const TensorArg& t = layout_.tensors.*kSlots[i];
-    Slot& s = slots_[i];
-    s.present = t.present();
-    s.output = i >= kFirstOutput;
-    if (!s.present) continue;
-    s.elem_bytes = dtype_bytes(t.dtype);
-    uint64_t last = 0;  // read_layout checked that the sizes fit int64 bytes
-    for (int d = 0; d < t.rank; ++d)
-      last += static_cast<uint64_t>(t.shape[d] - 1) * static_cast<uint64_t>(t.stride[d]);
-    s.last_byte = last * static_cast<uint64_t>(s.elem_bytes) + s.elem_bytes - 1;
-  }
+  for (int i = 0; i < kFwdTensorCount; ++i)
+    slots_[i] = pointer_slot(layout_.tensors.*kSlots[i], i >= kFirstOutput);
 }
 
 size_t PreparedCall::flags_offset() const {
@@ -91,37 +56,10 @@ size_t PreparedCall::scratch_bytes() const {
 }
 
 Result<ssmtune_kernels::SsmFwdParams> PreparedCall::bind(const void* const* ptrs) const {
+  SSMTUNE_RETURN_IF_ERROR(check_pointers(slots_.data(), kNames, kFwdTensorCount, ptrs));
   FwdTensors t = layout_.tensors;
-  for (int i = 0; i < kFwdTensorCount; ++i) {
-    const Slot& s = slots_[i];
-    const void* p = ptrs[i];
-    if (s.present != (p != nullptr))
-      return Status::invalid_argument(
-          std::string(kNames[i]) +
-          (s.present ? ": the plan was prepared with this tensor, got a null pointer"
-                     : ": given, but the plan was prepared without it"));
-    if (!s.present) continue;
-    if (reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(s.elem_bytes) != 0)
-      return Status::invalid_argument(std::string(kNames[i]) + ": pointer " + pointer_text(p) +
-                                      " is not aligned to " + std::to_string(s.elem_bytes) +
-                                      " bytes (the element size)");
-    (t.*kSlots[i]).data = p;
-  }
-  // Outputs overlap neither inputs nor each other (kernels read inputs after
-  // writing earlier chunks' outputs).
-  for (int o = kFirstOutput; o < kFwdTensorCount; ++o) {
-    if (!slots_[o].present) continue;
-    const uintptr_t olo = reinterpret_cast<uintptr_t>(ptrs[o]);
-    const uintptr_t ohi = olo + slots_[o].last_byte;
-    for (int i = 0; i < o; ++i) {
-      if (!slots_[i].present) continue;
-      const uintptr_t lo = reinterpret_cast<uintptr_t>(ptrs[i]);
-      const uintptr_t hi = lo + slots_[i].last_byte;
-      if (olo <= hi && lo <= ohi)
-        return Status::invalid_argument(std::string(kNames[o]) + ": overlaps " +
-                                        (slots_[i].output ? "output " : "input ") + kNames[i]);
-    }
-  }
+  for (int i = 0; i < kFwdTensorCount; ++i)
+    if (slots_[i].present) (t.*kSlots[i]).data = ptrs[i];
   return make_params(layout_.problem, t);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/call_args.h"
+#include "runtime/launch_checks.h"
 #include "runtime/selector.h"
 #include "tuner/fwd/runner.h"
 
@@ -48,17 +49,11 @@ class PreparedCall {
   const FwdKernel& kernel() const { return *kernel_; }
 
  private:
-  struct Slot {
-    bool present = false;
-    int elem_bytes = 0;
-    uint64_t last_byte = 0;  // offset of the last byte the tensor spans
-    bool output = false;
-  };
   Runtime* owner_;
   CallProblem layout_;
   ConfigChoice choice_;
   std::shared_ptr<const FwdKernel> kernel_;
-  std::array<Slot, kFwdTensorCount> slots_;
+  std::array<PointerSlot, kFwdTensorCount> slots_;
 };
 
 }  // namespace ssmtune

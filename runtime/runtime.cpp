@@ -1,4 +1,5 @@
-// The library runtime: selection, per-process kernel memo, launch.
+// The library runtime: selection, per-process kernel memo, launch, for the
+// forward and the backward.
 #include "ssmtune/runtime.h"
 
 #include <array>
@@ -16,11 +17,104 @@
 #include "jit/device.h"
 #include "runtime/call_args.h"
 #include "runtime/first_use_tuner.h"
+#include "runtime/prepared_bwd_call.h"
 #include "runtime/prepared_call.h"
 #include "runtime/selector.h"
+#include "tuner/bwd/runner.h"
 #include "tuner/fwd/runner.h"
 
 namespace ssmtune {
+namespace {
+
+// The memo's key: the problem's sizes and dtype and flags packed, so the
+// hot path neither builds the text key nor compares strings.
+using ProblemId = std::array<int64_t, 6>;
+
+ProblemId id_of(const FwdProblem& p) {
+  const int64_t flags = (int64_t{p.variable_b} << 0) | (int64_t{p.variable_c} << 1) |
+                        (int64_t{p.has_d} << 2) | (int64_t{p.has_z} << 3) |
+                        (int64_t{p.has_delta_bias} << 4) | (int64_t{p.delta_softplus} << 5) |
+                        (int64_t{p.return_last_state} << 6) | (int64_t{p.has_initial_state} << 7) |
+                        (static_cast<int64_t>(p.dtype) << 8);
+  return {p.batch, p.dim, p.seqlen, p.dstate, p.groups, flags};
+}
+
+ProblemId id_of(const bwd::BwdProblem& p) {
+  ProblemId id = id_of(p.fwd);
+  id[5] |= int64_t{p.has_dlast} << 16;
+  return id;
+}
+
+// Compiled kernels per problem, never erased (entries' addresses stay valid).
+template <typename Choice, typename Kernel>
+struct KernelMemo {
+  struct Entry {
+    Choice choice;
+    std::shared_ptr<Kernel> kernel;
+  };
+  std::shared_mutex mu;
+  std::map<ProblemId, Entry> entries;
+
+  const Entry* find(const ProblemId& id) {
+    std::shared_lock<std::shared_mutex> lock(mu);
+    auto it = entries.find(id);
+    return it == entries.end() ? nullptr : &it->second;
+  }
+  const Entry* insert(const ProblemId& id, Entry e) {
+    std::unique_lock<std::shared_mutex> lock(mu);
+    return &entries.emplace(id, std::move(e)).first->second;
+  }
+};
+
+// Prepared calls per layout key, never erased, so the pointers handed out
+// stay valid until the runtime goes.
+template <typename Call>
+struct PlanCache {
+  std::shared_mutex mu;
+  std::map<std::vector<int64_t>, std::unique_ptr<Call>> plans;
+
+  // The cached plan of `key`, else make() and keep it (a racing thread's
+  // equal plan wins; ours is dropped).
+  template <typename Make>
+  Result<const Call*> get(std::vector<int64_t> key, Make&& make) {
+    {
+      std::shared_lock<std::shared_mutex> lock(mu);
+      auto it = plans.find(key);
+      if (it != plans.end()) return it->second.get();
+    }
+    SSMTUNE_ASSIGN_OR_RETURN(std::unique_ptr<Call> made, make());
+    std::unique_lock<std::shared_mutex> lock(mu);
+    return plans.emplace(std::move(key), std::move(made)).first->second.get();
+  }
+};
+
+// Runtime-owned scratch per stream, allocated on first use.
+template <typename Scratch>
+struct StreamScratch {
+  std::mutex mu;
+  std::map<void*, std::unique_ptr<Scratch>> by_stream;
+
+  Scratch& get(void* stream) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto& s = by_stream[stream];
+    if (!s) s = std::make_unique<Scratch>();
+    return *s;
+  }
+};
+
+template <typename Choice>
+std::string choice_text(const std::string& problem_key, const Choice& c, bool in_use) {
+  return problem_key + ": " + c.config.key() + " [" + to_string(c.rule) +
+         (in_use ? ", in use] " : "] ") + c.reason;
+}
+
+Status check_scratch_alignment(const void* scratch) {
+  if (reinterpret_cast<uintptr_t>(scratch) % 256 != 0)
+    return Status::invalid_argument("scratch: pointer is not aligned to 256 bytes");
+  return Status::ok();
+}
+
+}  // namespace
 
 struct Runtime::Impl {
   jit::Context context;
@@ -32,96 +126,93 @@ struct Runtime::Impl {
   std::mutex db_mu;
   std::string db_path;
   double tune_budget_s = 0;  // tune on first use; 0: off
-  // $SSMTUNE_FORCE_CONFIG: one config for every problem (tests, experiments).
+  // $SSMTUNE_FORCE_CONFIG: one config for every problem of its family.
   std::optional<FwdConfig> forced;
+  std::optional<bwd::BwdConfig> forced_bwd;
 
-  struct Entry {
-    ConfigChoice choice;
-    std::shared_ptr<FwdKernel> kernel;
-  };
-  // The memo's key: the problem's sizes and dtype and flags packed, so the
-  // hot path neither builds the text key nor compares strings.
-  using ProblemId = std::array<int64_t, 6>;
-  static ProblemId id_of(const FwdProblem& p) {
-    const int64_t flags =
-        (int64_t{p.variable_b} << 0) | (int64_t{p.variable_c} << 1) | (int64_t{p.has_d} << 2) |
-        (int64_t{p.has_z} << 3) | (int64_t{p.has_delta_bias} << 4) |
-        (int64_t{p.delta_softplus} << 5) | (int64_t{p.return_last_state} << 6) |
-        (int64_t{p.has_initial_state} << 7) | (static_cast<int64_t>(p.dtype) << 8);
-    return {p.batch, p.dim, p.seqlen, p.dstate, p.groups, flags};
-  }
-  std::shared_mutex kernels_mu;
-  std::map<ProblemId, Entry> kernels;
+  KernelMemo<ConfigChoice, FwdKernel> fwd_kernels;
+  KernelMemo<BwdChoice, bwd::BwdKernel> bwd_kernels;
   std::mutex compile_mu;  // one compilation at a time per runtime
 
-  // Prepared calls per layout key (runtime/prepared_call.h); never erased,
-  // so the pointers handed out stay valid until the runtime goes.
-  std::shared_mutex plans_mu;
-  std::map<std::vector<int64_t>, std::unique_ptr<PreparedCall>> plans;
-
-  std::mutex scratch_mu;
-  std::map<void*, std::unique_ptr<FwdScratch>> scratch;  // per stream
+  PlanCache<PreparedCall> fwd_plans;
+  PlanCache<PreparedBwdCall> bwd_plans;
+  StreamScratch<FwdScratch> fwd_scratch;
+  StreamScratch<bwd::BwdScratch> bwd_scratch;
 
   Impl(jit::Context c, jit::DeviceInfo d) : context(std::move(c)), device(std::move(d)) {}
 
   Result<ConfigChoice> choose(const FwdProblem& p) {
-    if (forced) {
-      ConfigChoice c;
-      c.config = *forced;
-      c.reason = "forced by $SSMTUNE_FORCE_CONFIG";
-      return c;
-    }
+    if (forced) return forced_choice<ConfigChoice>(*forced);
     std::lock_guard<std::mutex> lock(db_mu);
     return choose_config(db.get(), device, versions, p);
   }
+  Result<BwdChoice> choose(const bwd::BwdProblem& p) {
+    if (forced_bwd) return forced_choice<BwdChoice>(*forced_bwd);
+    std::lock_guard<std::mutex> lock(db_mu);
+    return choose_bwd_config(db.get(), device, versions, p);
+  }
+  bool is_forced(const FwdProblem&) const { return forced.has_value(); }
+  bool is_forced(const bwd::BwdProblem&) const { return forced_bwd.has_value(); }
 
-  Result<const Entry*> entry_for(const FwdProblem& p) {
+  template <typename Choice, typename Config>
+  static Choice forced_choice(const Config& config) {
+    Choice c;
+    c.config = config;
+    c.reason = "forced by $SSMTUNE_FORCE_CONFIG";
+    return c;
+  }
+
+  Result<std::shared_ptr<FwdKernel>> build(const FwdProblem& p, const FwdConfig& c) {
+    SSMTUNE_ASSIGN_OR_RETURN(
+        FwdKernel k, build_fwd_kernel(*compiler, p, c, device.arch(), device.max_shared_per_block));
+    return std::make_shared<FwdKernel>(std::move(k));
+  }
+  Result<std::shared_ptr<bwd::BwdKernel>> build(const bwd::BwdProblem& p, const bwd::BwdConfig& c) {
+    SSMTUNE_ASSIGN_OR_RETURN(bwd::BwdKernel k, bwd::build_bwd_kernel(*compiler, p, c, device.arch(),
+                                                                     device.max_shared_per_block));
+    return std::make_shared<bwd::BwdKernel>(std::move(k));
+  }
+
+  // The memo's entry for `p`: selected (and tuned on first use when asked)
+  // and compiled (or its cubin loaded from the cache) on first use.
+  template <typename Memo, typename Problem>
+  Result<const typename Memo::Entry*> entry_for(Memo& memo, const Problem& p) {
     const ProblemId key = id_of(p);
-    {
-      std::shared_lock<std::shared_mutex> lock(kernels_mu);
-      auto it = kernels.find(key);
-      if (it != kernels.end()) return &it->second;
-    }
+    if (const auto* e = memo.find(key)) return e;
     std::lock_guard<std::mutex> compile_lock(compile_mu);
-    {
-      std::shared_lock<std::shared_mutex> lock(kernels_mu);
-      auto it = kernels.find(key);
-      if (it != kernels.end()) return &it->second;
-    }
-    SSMTUNE_ASSIGN_OR_RETURN(ConfigChoice choice, choose(p));
-    if (choice.rule != SelectRule::kExact && tune_budget_s > 0 && db && !forced) {
+    if (const auto* e = memo.find(key)) return e;
+    SSMTUNE_ASSIGN_OR_RETURN(auto choice, choose(p));
+    if (choice.rule != SelectRule::kExact && tune_budget_s > 0 && db && !is_forced(p)) {
       SSMTUNE_ASSIGN_OR_RETURN(choice, tune_first(p, std::move(choice)));
     }
-    SSMTUNE_ASSIGN_OR_RETURN(
-        FwdKernel k,
-        build_fwd_kernel(*compiler, p, choice.config, device.arch(), device.max_shared_per_block));
-    std::unique_lock<std::shared_mutex> lock(kernels_mu);
-    auto [it, inserted] =
-        kernels.emplace(key, Entry{choice, std::make_shared<FwdKernel>(std::move(k))});
-    return &it->second;
+    SSMTUNE_ASSIGN_OR_RETURN(auto kernel, build(p, choice.config));
+    return memo.insert(key, {std::move(choice), std::move(kernel)});
   }
 
   // Tunes `p` in a child process, then selects again; a failed tune keeps
   // the earlier choice and says why in its reason.
-  Result<ConfigChoice> tune_first(const FwdProblem& p, ConfigChoice before) {
+  template <typename Problem, typename Choice>
+  Result<Choice> tune_first(const Problem& p, Choice before) {
     const auto argv = first_use_tune_argv(tuner_executable(), p.key(), db_path, tune_budget_s);
     auto wall = run_first_use_tune(argv, tune_budget_s);
     if (!wall) {
       before.reason += "; tune on first use failed: " + wall.status().message();
       return before;
     }
-    SSMTUNE_ASSIGN_OR_RETURN(ConfigChoice after, choose(p));
+    SSMTUNE_ASSIGN_OR_RETURN(Choice after, choose(p));
     char note[96];
     std::snprintf(note, sizeof note, " (tuned on first use in %.1f s)", *wall);
     after.reason += note;
     return after;
   }
 
-  FwdScratch& scratch_for(void* stream) {
-    std::lock_guard<std::mutex> lock(scratch_mu);
-    auto& s = scratch[stream];
-    if (!s) s = std::make_unique<FwdScratch>();
-    return *s;
+  // What explain says: the choice this process runs, which may predate newer
+  // database entries, else what selection would pick now.
+  template <typename Memo, typename Problem>
+  Result<std::string> explain(Memo& memo, const Problem& p) {
+    if (const auto* e = memo.find(id_of(p))) return choice_text(p.key(), e->choice, true);
+    SSMTUNE_ASSIGN_OR_RETURN(auto c, choose(p));
+    return choice_text(p.key(), c, false);
   }
 };
 
@@ -142,9 +233,11 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
     SSMTUNE_ASSIGN_OR_RETURN(impl->tune_budget_s, tune_budget_from_env());
   }
   if (const char* f = std::getenv("SSMTUNE_FORCE_CONFIG"); f != nullptr && *f != '\0') {
-    auto c = FwdConfig::from_key(f);
-    if (!c) return Status::invalid_argument("$SSMTUNE_FORCE_CONFIG: " + c.status().message());
-    impl->forced = *c;
+    auto forced = parse_forced_configs(f);
+    if (!forced)
+      return Status::invalid_argument("$SSMTUNE_FORCE_CONFIG: " + forced.status().message());
+    impl->forced = forced->fwd;
+    impl->forced_bwd = forced->bwd;
   }
   if (o.use_db) {
     const std::string path = cache::resolve_db_path(o.db_path);
@@ -161,28 +254,23 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
 
+// ---- forward ----
+
 Status Runtime::selective_scan_fwd(const ssmtune_fwd_args& args, void* stream) {
   SSMTUNE_ASSIGN_OR_RETURN(CallProblem call, read_call(args));
   SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
-  SSMTUNE_ASSIGN_OR_RETURN(const Impl::Entry* e, impl_->entry_for(call.problem));
+  SSMTUNE_ASSIGN_OR_RETURN(const auto* e, impl_->entry_for(impl_->fwd_kernels, call.problem));
   return e->kernel->launch(make_params(call.problem, call.tensors), static_cast<CUstream>(stream),
-                           impl_->scratch_for(stream));
+                           impl_->fwd_scratch.get(stream));
 }
 
 Result<const PreparedCall*> Runtime::prepare_fwd(const ssmtune_fwd_args& layout) {
-  std::vector<int64_t> key = layout_key(layout);
-  {
-    std::shared_lock<std::shared_mutex> lock(impl_->plans_mu);
-    auto it = impl_->plans.find(key);
-    if (it != impl_->plans.end()) return it->second.get();
-  }
-  SSMTUNE_ASSIGN_OR_RETURN(CallProblem call, read_layout(layout));
-  SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
-  SSMTUNE_ASSIGN_OR_RETURN(const Impl::Entry* e, impl_->entry_for(call.problem));
-  auto prepared = std::make_unique<PreparedCall>(this, std::move(call), e->choice, e->kernel);
-  std::unique_lock<std::shared_mutex> lock(impl_->plans_mu);
-  auto [it, inserted] = impl_->plans.emplace(std::move(key), std::move(prepared));
-  return it->second.get();  // a racing thread's equal plan wins; ours is dropped
+  return impl_->fwd_plans.get(layout_key(layout), [&]() -> Result<std::unique_ptr<PreparedCall>> {
+    SSMTUNE_ASSIGN_OR_RETURN(CallProblem call, read_layout(layout));
+    SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
+    SSMTUNE_ASSIGN_OR_RETURN(const auto* e, impl_->entry_for(impl_->fwd_kernels, call.problem));
+    return std::make_unique<PreparedCall>(this, std::move(call), e->choice, e->kernel);
+  });
 }
 
 Status Runtime::launch_fwd(const PreparedCall& call, const void* const* ptrs, void* scratch,
@@ -193,32 +281,61 @@ Status Runtime::launch_fwd(const PreparedCall& call, const void* const* ptrs, vo
   SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
   const auto s = static_cast<CUstream>(stream);
   if (call.scratch_bytes() == 0) return call.kernel().launch_on(params, s, 0, 0);
-  if (scratch == nullptr) return call.kernel().launch(params, s, impl_->scratch_for(stream));
-  if (reinterpret_cast<uintptr_t>(scratch) % 256 != 0)
-    return Status::invalid_argument("scratch: pointer is not aligned to 256 bytes");
+  if (scratch == nullptr) return call.kernel().launch(params, s, impl_->fwd_scratch.get(stream));
+  SSMTUNE_RETURN_IF_ERROR(check_scratch_alignment(scratch));
   const auto base = reinterpret_cast<CUdeviceptr>(scratch);
   return call.kernel().launch_on(params, s, base, base + call.flags_offset());
 }
 
 std::string Runtime::explain(const PreparedCall& call) {
-  const ConfigChoice& c = call.choice();
-  return call.problem().key() + ": " + c.config.key() + " [" + to_string(c.rule) + ", in use] " +
-         c.reason;
+  return choice_text(call.problem().key(), call.choice(), true);
 }
 
 Result<std::string> Runtime::explain(const ssmtune_fwd_args& args) {
   SSMTUNE_ASSIGN_OR_RETURN(CallProblem call, read_call(args));
-  std::optional<ConfigChoice> in_use;
-  {
-    std::shared_lock<std::shared_mutex> lock(impl_->kernels_mu);
-    auto it = impl_->kernels.find(Impl::id_of(call.problem));
-    if (it != impl_->kernels.end()) in_use = it->second.choice;
-  }
-  if (in_use)  // what this process runs, which may predate newer database entries
-    return call.problem.key() + ": " + in_use->config.key() + " [" + to_string(in_use->rule) +
-           ", in use] " + in_use->reason;
-  SSMTUNE_ASSIGN_OR_RETURN(ConfigChoice c, impl_->choose(call.problem));
-  return call.problem.key() + ": " + c.config.key() + " [" + to_string(c.rule) + "] " + c.reason;
+  return impl_->explain(impl_->fwd_kernels, call.problem);
+}
+
+// ---- backward ----
+
+Status Runtime::selective_scan_bwd(const ssmtune_bwd_args& args, void* stream) {
+  SSMTUNE_ASSIGN_OR_RETURN(BwdCallProblem call, read_bwd_call(args));
+  SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
+  SSMTUNE_ASSIGN_OR_RETURN(const auto* e, impl_->entry_for(impl_->bwd_kernels, call.problem));
+  return e->kernel->launch(bwd::make_params(call.problem, call.tensors),
+                           static_cast<CUstream>(stream), impl_->bwd_scratch.get(stream));
+}
+
+Result<const PreparedBwdCall*> Runtime::prepare_bwd(const ssmtune_bwd_args& layout) {
+  return impl_->bwd_plans.get(
+      bwd_layout_key(layout), [&]() -> Result<std::unique_ptr<PreparedBwdCall>> {
+        SSMTUNE_ASSIGN_OR_RETURN(BwdCallProblem call, read_bwd_layout(layout));
+        SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
+        SSMTUNE_ASSIGN_OR_RETURN(const auto* e, impl_->entry_for(impl_->bwd_kernels, call.problem));
+        return std::make_unique<PreparedBwdCall>(this, layout, std::move(call), e->choice,
+                                                 e->kernel);
+      });
+}
+
+Status Runtime::launch_bwd(const PreparedBwdCall& call, const void* const* ptrs, void* scratch,
+                           void* stream) {
+  if (call.owner() != this)
+    return Status::invalid_argument("the prepared backward call belongs to another runtime");
+  SSMTUNE_ASSIGN_OR_RETURN(ssmtune_kernels::SsmBwdParams params, call.bind(ptrs));
+  SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
+  const auto s = static_cast<CUstream>(stream);
+  if (scratch == nullptr) return call.kernel().launch(params, s, impl_->bwd_scratch.get(stream));
+  SSMTUNE_RETURN_IF_ERROR(check_scratch_alignment(scratch));
+  return call.kernel().launch_on(params, s, reinterpret_cast<CUdeviceptr>(scratch));
+}
+
+std::string Runtime::explain(const PreparedBwdCall& call) {
+  return choice_text(call.problem().key(), call.choice(), true);
+}
+
+Result<std::string> Runtime::explain_bwd(const ssmtune_bwd_args& args) {
+  SSMTUNE_ASSIGN_OR_RETURN(BwdCallProblem call, read_bwd_call(args));
+  return impl_->explain(impl_->bwd_kernels, call.problem);
 }
 
 }  // namespace ssmtune

@@ -1,10 +1,12 @@
 // Exact, nearest, default.
 #include "runtime/selector.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <optional>
 
+#include "tuner/bwd/family.h"
 #include "tuner/fwd/family.h"
 
 namespace ssmtune {
@@ -86,14 +88,12 @@ Result<FamilyChoice> choose_family_config(cache::TuningDb* db, const KernelFamil
   return ch;
 }
 
-Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& device,
-                                   const Versions& versions, const FwdProblem& p) {
-  SSMTUNE_RETURN_IF_ERROR(p.validate());
-  SSMTUNE_ASSIGN_OR_RETURN(
-      FamilyChoice f,
-      choose_family_config(db, fwd_family(), FwdFamilyProblem(p), device, versions));
-  SSMTUNE_ASSIGN_OR_RETURN(FwdConfig c, FwdConfig::from_key(f.config));
-  ConfigChoice ch;
+namespace {
+
+template <typename Config>
+Result<TypedChoice<Config>> typed(const FamilyChoice& f) {
+  SSMTUNE_ASSIGN_OR_RETURN(Config c, Config::from_key(f.config));
+  TypedChoice<Config> ch;
   ch.config = c;
   ch.rule = f.rule;
   ch.source_problem = f.source_problem;
@@ -101,6 +101,49 @@ Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& d
   ch.distance = f.distance;
   ch.reason = f.reason;
   return ch;
+}
+
+}  // namespace
+
+Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& device,
+                                   const Versions& versions, const FwdProblem& p) {
+  SSMTUNE_RETURN_IF_ERROR(p.validate());
+  SSMTUNE_ASSIGN_OR_RETURN(
+      FamilyChoice f,
+      choose_family_config(db, fwd_family(), FwdFamilyProblem(p), device, versions));
+  return typed<FwdConfig>(f);
+}
+
+Result<BwdChoice> choose_bwd_config(cache::TuningDb* db, const jit::DeviceInfo& device,
+                                    const Versions& versions, const bwd::BwdProblem& p) {
+  SSMTUNE_RETURN_IF_ERROR(p.validate());
+  SSMTUNE_ASSIGN_OR_RETURN(
+      FamilyChoice f,
+      choose_family_config(db, bwd_family(), BwdFamilyProblem(p), device, versions));
+  return typed<bwd::BwdConfig>(f);
+}
+
+Result<ForcedConfigs> parse_forced_configs(const std::string& text) {
+  ForcedConfigs out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string key = text.substr(start, comma - start);
+    start = comma + 1;
+    if (key.empty()) continue;
+    auto f = FwdConfig::from_key(key);
+    auto b = bwd::BwdConfig::from_key(key);
+    if (!f && !b)
+      return Status::invalid_argument("'" + key + "' is neither a forward config (" +
+                                      f.status().message() + ") nor a backward one (" +
+                                      b.status().message() + ")");
+    if ((f && out.fwd) || (b && out.bwd))
+      return Status::invalid_argument("'" + key + "': a second config for the " +
+                                      (f ? "forward" : "backward"));
+    if (f) out.fwd = *f;
+    if (b) out.bwd = *b;
+  }
+  return out;
 }
 
 }  // namespace ssmtune

@@ -1,15 +1,18 @@
-// Which config a library call runs: the tuning database's exact entry for
-// this device and problem; else the nearest tuned problem on this device
+// Which config a library call runs, for any kernel family (the forward's
+// and the backward's typed): the tuning database's exact entry for this
+// device and problem; else the nearest tuned problem on this device
 // with the same dtypes and flags (distance in log space over batch, dim,
 // seqlen, dstate) whose config is legal for the new shape; else the
 // built-in heuristic default. Stale entries (other driver, NVRTC or
 // templates) are never used. The choice says which rule picked it and why.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "cache/tuning_db.h"
 #include "jit/device.h"
+#include "tuner/bwd/config.h"
 #include "tuner/family.h"
 #include "tuner/fwd/config.h"
 #include "tuner/fwd/problem.h"
@@ -19,14 +22,18 @@ namespace ssmtune {
 enum class SelectRule { kExact, kNearest, kDefault };
 const char* to_string(SelectRule r);  // "exact", "nearest", "default"
 
-struct ConfigChoice {
-  FwdConfig config;
+// A family's choice with its config parsed.
+template <typename Config>
+struct TypedChoice {
+  Config config;
   SelectRule rule = SelectRule::kDefault;
   std::string source_problem;  // the database entry's problem (exact, nearest)
   double source_ms = 0;        // its measured median
   double distance = 0;         // nearest: log-space distance to the source problem
   std::string reason;          // one human-readable line
 };
+using ConfigChoice = TypedChoice<FwdConfig>;  // the forward's
+using BwdChoice = TypedChoice<bwd::BwdConfig>;
 
 // A choice for a problem of any family: the config key and how it was found.
 struct FamilyChoice {
@@ -51,5 +58,16 @@ double problem_distance(const FwdProblem& a, const FwdProblem& b);
 // The forward's choice, typed.
 Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& device,
                                    const Versions& versions, const FwdProblem& p);
+// The backward's ("bwd:" entries), typed.
+Result<BwdChoice> choose_bwd_config(cache::TuningDb* db, const jit::DeviceInfo& device,
+                                    const Versions& versions, const bwd::BwdProblem& p);
+
+// $SSMTUNE_FORCE_CONFIG: comma-separated config keys, at most one per
+// family, each forcing every problem of its family to run it.
+struct ForcedConfigs {
+  std::optional<FwdConfig> fwd;
+  std::optional<bwd::BwdConfig> bwd;
+};
+Result<ForcedConfigs> parse_forced_configs(const std::string& text);
 
 }  // namespace ssmtune

@@ -1,11 +1,12 @@
 // ssmtune's C++ API: a Runtime owns device 0's context, the tuning
 // database (for selection) and its cubin cache, and the kernels compiled so
-// far; selective_scan_fwd validates the call, picks a config (exact tuned
-// entry, nearest tuned shape, or the built-in default), compiles it once per
-// process (or loads its cubin from the database), and launches it.
-// Thread safety: selective_scan_fwd and explain may be called from many
-// threads at once; each call makes the runtime's context current on the
-// calling thread. Errors are returned as Status, never thrown.
+// far; selective_scan_fwd and selective_scan_bwd validate the call, pick a
+// config (exact tuned entry, nearest tuned shape, or the family's built-in
+// default), compile it once per process (or load its cubin from the
+// database), and launch it.
+// Thread safety: every call may be made from many threads at once; each
+// makes the runtime's context current on the calling thread. Errors are
+// returned as Status, never thrown.
 #pragma once
 
 #include <memory>
@@ -17,7 +18,8 @@
 
 namespace ssmtune {
 
-class PreparedCall;  // runtime/prepared_call.h
+class PreparedCall;     // runtime/prepared_call.h
+class PreparedBwdCall;  // runtime/prepared_bwd_call.h
 
 struct RuntimeOptions {
   std::string db_path;  // empty: $SSMTUNE_DB or the user cache directory
@@ -29,8 +31,9 @@ struct RuntimeOptions {
   // shape waits for it. Unset: $SSMTUNE_TUNE_ON_FIRST_USE (seconds or "off");
   // 0: off. Needs the database.
   std::optional<double> tune_on_first_use_s;
-  // $SSMTUNE_FORCE_CONFIG (a config key, as `ssmtune compile --config`
-  // takes) makes every problem run that config: for tests and experiments.
+  // $SSMTUNE_FORCE_CONFIG (config keys, as `ssmtune compile --config`
+  // takes, comma-separated: a forward one, a backward one or both) makes
+  // every problem of that family run that config: for tests and experiments.
 };
 
 class Runtime {
@@ -55,6 +58,20 @@ class Runtime {
   // the runtime's per-stream scratch (allocated on first use).
   Status launch_fwd(const PreparedCall& call, const void* const* ptrs, void* scratch, void* stream);
   static std::string explain(const PreparedCall& call);
+
+  // The backward (C ABI: ssmtune_selective_scan_bwd): every gradient of the
+  // forward of this call's inputs, written (never accumulated) into the
+  // outputs; deterministic (the same inputs give the same bits).
+  Status selective_scan_bwd(const ssmtune_bwd_args& args, void* stream);
+  Result<std::string> explain_bwd(const ssmtune_bwd_args& args);
+  // Prepared backward calls, with the forward's contract. scratch: device
+  // memory of call.scratch_bytes() bytes (256-aligned; always > 0), or
+  // nullptr for the runtime's per-stream scratch (allocated on first use,
+  // so not capture-safe; two threads must not share a stream with it).
+  Result<const PreparedBwdCall*> prepare_bwd(const ssmtune_bwd_args& layout);
+  Status launch_bwd(const PreparedBwdCall& call, const void* const* ptrs, void* scratch,
+                    void* stream);
+  static std::string explain(const PreparedBwdCall& call);
 
   struct Impl;
 

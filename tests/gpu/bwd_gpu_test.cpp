@@ -14,6 +14,7 @@
 
 #include "jit/compiler.h"
 #include "jit/stream.h"
+#include "support/bwd_grads.h"
 #include "support/gpu_helpers.h"
 #include "support/problems.h"
 #include "tuner/accuracy.h"
@@ -28,6 +29,8 @@
 namespace ssmtune::bwd {
 namespace {
 
+using testing::check_bwd_bitwise_equal;
+using testing::check_bwd_grads;
 using testing::require_ok;
 
 struct Case {
@@ -135,62 +138,12 @@ std::vector<BwdConfig> configs_for(const BwdProblem& p, size_t max_shared) {
   return out;
 }
 
-struct Grad {
-  const char* name;
-  std::vector<double> BwdHostGrads::*ref;
-  std::vector<unsigned char> DeviceGradBytes::*got;
-};
-const Grad kGrads[] = {
-    {"du", &BwdHostGrads::du, &DeviceGradBytes::du},
-    {"ddelta", &BwdHostGrads::ddelta, &DeviceGradBytes::ddelta},
-    {"dA", &BwdHostGrads::dA, &DeviceGradBytes::dA},
-    {"dB", &BwdHostGrads::dB, &DeviceGradBytes::dB},
-    {"dC", &BwdHostGrads::dC, &DeviceGradBytes::dC},
-    {"dD", &BwdHostGrads::dD, &DeviceGradBytes::dD},
-    {"dz", &BwdHostGrads::dz, &DeviceGradBytes::dz},
-    {"ddelta_bias", &BwdHostGrads::ddelta_bias, &DeviceGradBytes::ddelta_bias},
-    {"dh0", &BwdHostGrads::dh0, &DeviceGradBytes::dh0},
-};
-
 DeviceGradBytes run_once(const BwdKernel& k, const BwdDeviceProblem& dp, BwdScratch& scratch,
                          const jit::Stream& stream) {
   REQUIRE_STATUS_OK(dp.poison_outputs(stream.get()));
   REQUIRE_STATUS_OK(k.launch(make_params(dp.problem(), dp.tensors()), stream.get(), scratch));
   REQUIRE_STATUS_OK(stream.synchronize());
   return require_ok(dp.download());
-}
-
-// Scores every gradient against fp64 with the budgets of docs/accuracy.md
-// (tuner/bwd/accuracy.h): no unwritten or non-finite element, relative L2
-// within the gradient's budget; returns the printed line.
-std::string check_grads(const FwdProblem& p, const BwdHostGrads& ref, const DeviceGradBytes& got,
-                        bool f64) {
-  std::string line;
-  for (const Grad& g : kGrads) {
-    const std::vector<double>& want = ref.*g.ref;
-    const std::vector<unsigned char>& raw = got.*g.got;
-    const DType dt = bwd_grad_dtype(g.name, p);
-    INFO(g.name);
-    if (want.empty()) {
-      CHECK(raw.empty());
-      continue;
-    }
-    REQUIRE(raw.size() == want.size() * dtype_bytes(dt));
-    const Tolerance tol = mamba_tolerance(p.dtype);
-    const ErrorStats s = score(want, raw.data(), dt, tol.rtol, tol.atol);
-    const double floor = rounding_floor(want, dt);
-    const double budget = bwd_budget_for(g.name, p.dtype, f64, floor).rel_l2;
-    char buf[96];
-    std::snprintf(buf, sizeof buf, " %s %.2e/%.1e", g.name, s.rel_l2, budget);
-    line += buf;
-    INFO("rel_l2 " << s.rel_l2 << " budget " << budget << " floor " << floor << " unwritten "
-                   << s.unwritten << " nan_inf " << s.nan_inf << " max_abs/max_ref "
-                   << s.max_abs_over_max_ref);
-    CHECK(s.unwritten == 0);
-    CHECK(s.nan_inf == 0);
-    CHECK(s.rel_l2 <= budget);
-  }
-  return line;
 }
 
 TEST_CASE("the backward matches the fp64 reference and is bitwise reproducible", "[gpu][bwd]") {
@@ -231,14 +184,10 @@ TEST_CASE("the backward matches the fp64 reference and is bitwise reproducible",
         auto program = require_ok(std::move(programs[ci]));
         auto kernel = require_ok(BwdKernel::load(plans[ci], program));
         const DeviceGradBytes first = run_once(kernel, dp, scratch, stream);
-        const std::string line = check_grads(p.fwd, ref, first, c.acc == BwdAcc::kF64);
+        const std::string line = check_bwd_grads(p.fwd, ref, first, c.acc == BwdAcc::kF64);
         std::printf("%-24s %-32s%s\n", cs.name, c.key().c_str(), line.c_str());
         const DeviceGradBytes second = run_once(kernel, dp, scratch, stream);
-        for (const Grad& g : kGrads) {
-          INFO(g.name << " differs between two runs");
-          CHECK(std::memcmp((first.*g.got).data(), (second.*g.got).data(), (first.*g.got).size()) ==
-                0);
-        }
+        check_bwd_bitwise_equal(first, second, "two runs");
       }
     }
   }
@@ -273,13 +222,10 @@ TEST_CASE("the default backward matches the fp64 GPU reference at larger shapes"
     auto kernel =
         require_ok(build_bwd_kernel(compiler, p, c, dev.arch(), dev.max_shared_per_block));
     const DeviceGradBytes first = run_once(kernel, dp, scratch, stream);
-    const std::string line = check_grads(p.fwd, ref, first, false);
+    const std::string line = check_bwd_grads(p.fwd, ref, first, false);
     std::printf("%-48s %-32s%s\n", p.key().c_str(), c.key().c_str(), line.c_str());
     const DeviceGradBytes second = run_once(kernel, dp, scratch, stream);
-    for (const Grad& g : kGrads) {
-      INFO(g.name << " differs between two runs");
-      CHECK(std::memcmp((first.*g.got).data(), (second.*g.got).data(), (first.*g.got).size()) == 0);
-    }
+    check_bwd_bitwise_equal(first, second, "two runs");
   }
 }
 

@@ -2,6 +2,7 @@
 #include "ssmtune/ssmtune.h"
 
 #include <catch2/catch.hpp>
+#include <cstddef>
 #include <string>
 
 #include "jit/driver.h"
@@ -34,9 +35,38 @@ TEST_CASE("C ABI: prepared calls reject null arguments", "[runtime]") {
   CHECK(ssmtune_fwd_plan_explain(nullptr, buf, sizeof buf) == SSMTUNE_ERROR_INVALID_ARGUMENT);
 }
 
+TEST_CASE("C ABI: backward entry points reject null arguments", "[runtime]") {
+  ssmtune_bwd_args args{};
+  CHECK(ssmtune_selective_scan_bwd(nullptr, &args, nullptr) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("runtime must not be NULL") != std::string::npos);
+  char buf[64];
+  CHECK(ssmtune_explain_bwd(nullptr, &args, buf, sizeof buf) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  ssmtune_bwd_plan* plan = reinterpret_cast<ssmtune_bwd_plan*>(0x1);
+  CHECK(ssmtune_bwd_prepare(nullptr, &args, &plan) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(plan == nullptr);
+  CHECK(ssmtune_bwd_prepare(nullptr, &args, nullptr) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("out must not be NULL") != std::string::npos);
+  const void* ptrs[SSMTUNE_BWD_NUM_TENSORS] = {};
+  CHECK(ssmtune_bwd_launch(nullptr, ptrs, nullptr, nullptr) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("plan must not be NULL") != std::string::npos);
+  CHECK(ssmtune_bwd_plan_scratch_bytes(nullptr) == 0);
+  CHECK(ssmtune_bwd_plan_explain(nullptr, buf, sizeof buf) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("C ABI: the backward's pointer order is its struct's field order", "[runtime]") {
+  // Bindings fill ptrs from ssmtune_bwd_args' fields in order: 21 tensors.
+  CHECK(SSMTUNE_BWD_NUM_TENSORS == 21);
+  CHECK(offsetof(ssmtune_bwd_args, dh0) ==
+        offsetof(ssmtune_bwd_args, u) + SSMTUNE_BWD_DH0 * sizeof(ssmtune_tensor));
+  CHECK(offsetof(ssmtune_bwd_args, dout) ==
+        offsetof(ssmtune_bwd_args, u) + SSMTUNE_BWD_DOUT * sizeof(ssmtune_tensor));
+  CHECK(offsetof(ssmtune_bwd_args, delta_softplus) ==
+        offsetof(ssmtune_bwd_args, u) + SSMTUNE_BWD_NUM_TENSORS * sizeof(ssmtune_tensor));
+}
+
 TEST_CASE("C ABI: version", "[runtime]") {
   CHECK(std::string(ssmtune_version()) == "0.1.0");
-  CHECK(ssmtune_abi_version() == 2);
+  CHECK(ssmtune_abi_version() == 3);
 }
 
 TEST_CASE("C ABI: without a driver, create says so", "[runtime]") {

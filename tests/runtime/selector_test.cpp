@@ -1,5 +1,5 @@
 // The selector's rules on a seeded database: exact, nearest, default, and
-// stale entries skipped.
+// stale entries skipped; backward problems among backward entries.
 #include "runtime/selector.h"
 
 #include <catch2/catch.hpp>
@@ -29,12 +29,19 @@ using testing::shape;
 
 const Versions kNow{13000, "13.0", "templates-now"};
 
-void seed_best(cache::TuningDb& db, const FwdProblem& p, const FwdConfig& c, double ms,
-               const std::string& template_hash = "templates-now") {
+bwd::BwdConfig require_config(const std::string& key) {
+  auto c = bwd::BwdConfig::from_key(key);
+  INFO(c.status().to_string());
+  REQUIRE(c.is_ok());
+  return *c;
+}
+
+void seed_best_keys(cache::TuningDb& db, const std::string& problem, const std::string& config,
+                    double ms, const std::string& template_hash = "templates-now") {
   Measurement m;
   m.device_uuid = device().uuid;
-  m.problem_key = p.key();
-  m.config_key = c.key();
+  m.problem_key = problem;
+  m.config_key = config;
   m.median_ms = ms;
   m.verdict = "inside";
   m.error_budget = 1e-4;
@@ -54,6 +61,11 @@ void seed_best(cache::TuningDb& db, const FwdProblem& p, const FwdConfig& c, dou
   b.timestamp = m.timestamp;
   b.rule = "fastest inside budget";
   REQUIRE(db.set_best(b).is_ok());
+}
+
+void seed_best(cache::TuningDb& db, const FwdProblem& p, const FwdConfig& c, double ms,
+               const std::string& template_hash = "templates-now") {
+  seed_best_keys(db, p.key(), c.key(), ms, template_hash);
 }
 
 TEST_CASE("the selector picks exact, then nearest, then the default", "[runtime]") {
@@ -129,6 +141,72 @@ TEST_CASE("problem distance is log2 over the four sizes", "[runtime]") {
   CHECK(problem_distance(shape(8, 256, 1024, 4), shape(8, 256, 1024, 4)) == 0);
   CHECK(problem_distance(shape(8, 256, 1024, 4), shape(16, 256, 1024, 4)) == Approx(1));
   CHECK(problem_distance(shape(1, 1, 1, 1), shape(2, 2, 2, 2)) == Approx(2));
+}
+
+TEST_CASE("backward problems select among bwd entries only: exact, nearest, default", "[runtime]") {
+  testing::TempDir dir;
+  auto db = cache::TuningDb::open(dir.file("t.db"), cache::OpenMode::kReadWrite);
+  REQUIRE(db.is_ok());
+  REQUIRE(db->upsert_device(device_record(device())).is_ok());
+  bwd::BwdProblem mid;
+  mid.fwd = shape(8, 1536, 2048, 16, DType::kBF16);
+  mid.fwd.has_d = mid.fwd.has_z = true;
+  const bwd::BwdConfig tuned = require_config("seq.K64.D16.fp32.t64.s4.fast");
+  REQUIRE(bwd::check_config(mid, tuned, device().max_shared_per_block).is_ok());
+  seed_best_keys(*db, mid.key(), tuned.key(), 1.2);
+  // The forward entry of the same shape must not serve the backward.
+  seed_best(*db, mid.fwd, default_config(mid.fwd, ScanAlgo::kSequential), 0.5);
+
+  auto exact = choose_bwd_config(&*db, device(), kNow, mid);
+  INFO(exact.status().to_string());
+  REQUIRE(exact.is_ok());
+  CHECK(exact->rule == SelectRule::kExact);
+  CHECK(exact->config == tuned);
+  CHECK(exact->source_problem == mid.key());
+
+  bwd::BwdProblem longer = mid;
+  longer.fwd.seqlen = 4096;
+  auto near = choose_bwd_config(&*db, device(), kNow, longer);
+  REQUIRE(near.is_ok());
+  CHECK(near->rule == SelectRule::kNearest);
+  CHECK(near->config == tuned);
+  CHECK(near->source_problem == mid.key());
+  CHECK(near->distance == Approx(1.0));
+
+  // dlast is another class: the family's default, legal for the problem.
+  bwd::BwdProblem with_dlast = mid;
+  with_dlast.fwd.return_last_state = with_dlast.has_dlast = true;
+  auto other = choose_bwd_config(&*db, device(), kNow, with_dlast);
+  REQUIRE(other.is_ok());
+  CHECK(other->rule == SelectRule::kDefault);
+  CHECK(other->reason.rfind("default:", 0) == 0);
+  CHECK(bwd::check_config(with_dlast, other->config, device().max_shared_per_block).is_ok());
+
+  bwd::BwdProblem bad = mid;
+  bad.has_dlast = true;  // without return_last_state
+  CHECK(choose_bwd_config(&*db, device(), kNow, bad).status().code() == Code::kInvalidArgument);
+}
+
+TEST_CASE("forced configs: one key per family, comma-separated", "[runtime]") {
+  const std::string fwd_key = "sequential.K128.D32.fp32.t64.i1.s2.fast";
+  const std::string bwd_key = "mp.K16.D32.fp32.t128.s4.fast.S3";
+  auto both = parse_forced_configs(fwd_key + "," + bwd_key);
+  INFO(both.status().to_string());
+  REQUIRE(both.is_ok());
+  REQUIRE(both->fwd);
+  REQUIRE(both->bwd);
+  CHECK(both->fwd->key() == fwd_key);
+  CHECK(both->bwd->key() == bwd_key);
+  auto one = parse_forced_configs(fwd_key);
+  REQUIRE(one.is_ok());
+  CHECK(one->fwd);
+  CHECK_FALSE(one->bwd);
+  auto bad = parse_forced_configs(fwd_key + ",nonsense");
+  REQUIRE_FALSE(bad.is_ok());
+  CHECK(bad.status().message().find("'nonsense' is neither a forward config") != std::string::npos);
+  auto twice = parse_forced_configs(bwd_key + "," + bwd_key);
+  REQUIRE_FALSE(twice.is_ok());
+  CHECK(twice.status().message().find("a second config for the backward") != std::string::npos);
 }
 
 }  // namespace

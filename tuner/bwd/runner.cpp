@@ -126,8 +126,13 @@ Result<BwdKernel> BwdKernel::load(BwdPlan plan, const jit::CompiledProgram& prog
 Status BwdKernel::launch(ssmtune_kernels::SsmBwdParams params, CUstream stream, BwdScratch& scratch,
                          const void* saved_ckpt) const {
   SSMTUNE_RETURN_IF_ERROR(scratch.reserve(plan_));
+  return launch_on(params, stream, scratch.base(), saved_ckpt);
+}
+
+Status BwdKernel::launch_on(ssmtune_kernels::SsmBwdParams params, CUstream stream,
+                            CUdeviceptr scratch, const void* saved_ckpt) const {
   const auto& l = plan_.scratch;
-  char* base = reinterpret_cast<char*>(scratch.base());
+  char* base = reinterpret_cast<char*>(scratch);
   params.ckpt = saved_ckpt != nullptr ? const_cast<void*>(saved_ckpt) : base + l.ckpt;
   params.ckpt_ready = saved_ckpt != nullptr ? 1 : 0;
   params.carries = base + l.carries;

@@ -39,6 +39,11 @@ class BwdKernel {
   // by the forward), read instead of recomputed; null: computed here.
   Status launch(ssmtune_kernels::SsmBwdParams params, CUstream stream, BwdScratch& scratch,
                 const void* saved_ckpt = nullptr) const;
+  // The same with caller-owned scratch: `scratch` of plan().scratch.bytes
+  // bytes, 256-aligned, used in stream order. Enqueues kernels only (no
+  // allocation, no synchronisation): safe in graph capture.
+  Status launch_on(ssmtune_kernels::SsmBwdParams params, CUstream stream, CUdeviceptr scratch,
+                   const void* saved_ckpt = nullptr) const;
 
   const BwdPlan& plan() const { return plan_; }
   const std::vector<jit::KernelImage>& images() const { return images_; }
