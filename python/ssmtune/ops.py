@@ -215,7 +215,7 @@ def _bwd_cuda(u, delta, A, B, C, D, z, delta_bias, initial_state, out, dout, dla
     """The CUDA implementation behind both backward registrations: fresh
     gradients from torch's allocator, scratch from torch, one C call that
     only enqueues on the current stream."""
-    if dout.stride(-1) != 1:
+    if not dout.is_contiguous():
         dout = dout.contiguous()  # e.g. the expanded gradient of a sum()
     if dlast is not None and not dlast.is_contiguous():
         dlast = dlast.contiguous()
