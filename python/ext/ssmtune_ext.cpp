@@ -2,7 +2,8 @@
 // CPython Limited API (abi3, 3.10+) so one build serves every CPython >= 3.10
 // and no torch headers or C++ ABI are involved: every function takes and
 // returns plain ints (handles, device pointers, a CUstream) and strings.
-// The hot call, fwd_launch, is METH_FASTCALL with positional ints only.
+// The hot calls, fwd_launch and bwd_launch, are METH_FASTCALL with
+// positional ints only.
 #define PY_SSIZE_T_CLEAN
 #define Py_LIMITED_API 0x030A0000
 #include <Python.h>
@@ -76,7 +77,33 @@ PyObject* runtime_destroy(PyObject*, PyObject* arg) {
   Py_RETURN_NONE;
 }
 
-constexpr Py_ssize_t kLayoutInts = SSMTUNE_FWD_NUM_TENSORS * 10 + 1;
+// Reads a layout tuple (per tensor: rank, dtype, shape[4], stride[4]; rank
+// 0: absent; then delta_softplus) into `slots`; false with an exception set.
+bool read_layout(const char* fn, PyObject* layout, ssmtune_tensor* const* slots, int n_tensors,
+                 int32_t* delta_softplus) {
+  const Py_ssize_t n_ints = static_cast<Py_ssize_t>(n_tensors) * 10 + 1;
+  if (!PyTuple_Check(layout) || PyTuple_Size(layout) != n_ints) {
+    PyErr_Format(PyExc_TypeError, "%s: layout must be a tuple of %zd ints", fn, n_ints);
+    return false;
+  }
+  for (int t = 0; t < n_tensors; ++t) {
+    long long f[10];
+    for (int i = 0; i < 10; ++i) {
+      f[i] = PyLong_AsLongLong(PyTuple_GetItem(layout, 10 * t + i));
+      if (f[i] == -1 && PyErr_Occurred()) return false;
+    }
+    slots[t]->rank = static_cast<int32_t>(f[0]);
+    slots[t]->dtype = static_cast<int32_t>(f[1]);
+    for (int d = 0; d < 4; ++d) {
+      slots[t]->shape[d] = f[2 + d];
+      slots[t]->stride[d] = f[6 + d];
+    }
+  }
+  const long long sp = PyLong_AsLongLong(PyTuple_GetItem(layout, n_ints - 1));
+  if (sp == -1 && PyErr_Occurred()) return false;
+  *delta_softplus = sp != 0;
+  return true;
+}
 
 // fwd_prepare(runtime: int, layout: tuple[int, ...]) -> int (the plan)
 // layout: per tensor (in ssmtune_fwd_args order) rank, dtype, shape[4],
@@ -88,30 +115,12 @@ PyObject* fwd_prepare(PyObject*, PyObject* const* args, Py_ssize_t n) {
   }
   void* rt;
   if (!as_pointer(args[0], &rt)) return nullptr;
-  PyObject* layout = args[1];
-  if (!PyTuple_Check(layout) || PyTuple_Size(layout) != kLayoutInts) {
-    PyErr_Format(PyExc_TypeError, "fwd_prepare: layout must be a tuple of %zd ints", kLayoutInts);
-    return nullptr;
-  }
-  long long v[kLayoutInts];
-  for (Py_ssize_t i = 0; i < kLayoutInts; ++i) {
-    v[i] = PyLong_AsLongLong(PyTuple_GetItem(layout, i));
-    if (v[i] == -1 && PyErr_Occurred()) return nullptr;
-  }
   ssmtune_fwd_args a{};
   ssmtune_tensor* slots[SSMTUNE_FWD_NUM_TENSORS] = {&a.u,  &a.delta, &a.A,     &a.B,
                                                     &a.C,  &a.D,     &a.z,     &a.delta_bias,
                                                     &a.h0, &a.out,   &a.out_z, &a.last_state};
-  for (int t = 0; t < SSMTUNE_FWD_NUM_TENSORS; ++t) {
-    const long long* f = v + 10 * t;
-    slots[t]->rank = static_cast<int32_t>(f[0]);
-    slots[t]->dtype = static_cast<int32_t>(f[1]);
-    for (int d = 0; d < 4; ++d) {
-      slots[t]->shape[d] = f[2 + d];
-      slots[t]->stride[d] = f[6 + d];
-    }
-  }
-  a.delta_softplus = v[kLayoutInts - 1] != 0;
+  if (!read_layout("fwd_prepare", args[1], slots, SSMTUNE_FWD_NUM_TENSORS, &a.delta_softplus))
+    return nullptr;
   ssmtune_fwd_plan* plan = nullptr;
   ssmtune_status s;
   // Compiling may take seconds: other Python threads run meanwhile.
@@ -162,6 +171,80 @@ PyObject* fwd_launch(PyObject*, PyObject* const* args, Py_ssize_t n) {
   Py_RETURN_NONE;
 }
 
+// bwd_prepare(runtime: int, layout: tuple[int, ...]) -> int (the plan)
+// layout: the forward's form over the 21 tensors of ssmtune_bwd_args: 211 ints.
+PyObject* bwd_prepare(PyObject*, PyObject* const* args, Py_ssize_t n) {
+  if (n != 2) {
+    PyErr_SetString(PyExc_TypeError, "bwd_prepare(runtime, layout) takes 2 arguments");
+    return nullptr;
+  }
+  void* rt;
+  if (!as_pointer(args[0], &rt)) return nullptr;
+  ssmtune_bwd_args a{};
+  ssmtune_tensor* slots[SSMTUNE_BWD_NUM_TENSORS] = {
+      &a.u,          &a.delta, &a.A,   &a.B,    &a.C,     &a.D,           &a.z,
+      &a.delta_bias, &a.h0,    &a.out, &a.dout, &a.dlast, &a.du,          &a.ddelta,
+      &a.dA,         &a.dB,    &a.dC,  &a.dD,   &a.dz,    &a.ddelta_bias, &a.dh0};
+  if (!read_layout("bwd_prepare", args[1], slots, SSMTUNE_BWD_NUM_TENSORS, &a.delta_softplus))
+    return nullptr;
+  ssmtune_bwd_plan* plan = nullptr;
+  ssmtune_status s;
+  PyThreadState* ts = PyEval_SaveThread();  // compiling may take seconds
+  s = ssmtune_bwd_prepare(static_cast<ssmtune_runtime*>(rt), &a, &plan);
+  PyEval_RestoreThread(ts);
+  if (s != SSMTUNE_OK) return raise_status(s);
+  return from_pointer(plan);
+}
+
+PyObject* bwd_scratch_bytes(PyObject*, PyObject* arg) {
+  void* plan;
+  if (!as_pointer(arg, &plan)) return nullptr;
+  if (plan == nullptr) {
+    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
+    return nullptr;
+  }
+  return PyLong_FromSize_t(ssmtune_bwd_plan_scratch_bytes(static_cast<ssmtune_bwd_plan*>(plan)));
+}
+
+PyObject* bwd_explain(PyObject*, PyObject* arg) {
+  void* plan;
+  if (!as_pointer(arg, &plan)) return nullptr;
+  if (plan == nullptr) {
+    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
+    return nullptr;
+  }
+  char buf[4096];
+  const ssmtune_status s =
+      ssmtune_bwd_plan_explain(static_cast<ssmtune_bwd_plan*>(plan), buf, sizeof buf);
+  if (s != SSMTUNE_OK) return raise_status(s);
+  return PyUnicode_FromString(buf);
+}
+
+// bwd_launch(plan, u, delta, A, B, C, D, z, delta_bias, h0, out, dout, dlast,
+//            du, ddelta, dA, dB, dC, dD, dz, ddelta_bias, dh0, scratch,
+//            stream) -> None; pointers are ints (0 or None: absent).
+// Enqueues only; the GIL is kept.
+PyObject* bwd_launch(PyObject*, PyObject* const* args, Py_ssize_t n) {
+  constexpr Py_ssize_t kArgs = SSMTUNE_BWD_NUM_TENSORS + 3;
+  if (n != kArgs) {
+    PyErr_Format(PyExc_TypeError,
+                 "bwd_launch(plan, 21 pointers, scratch, stream) takes %zd arguments, got %zd",
+                 kArgs, n);
+    return nullptr;
+  }
+  void* p[kArgs];
+  for (Py_ssize_t i = 0; i < kArgs; ++i)
+    if (!as_pointer(args[i], &p[i])) return nullptr;
+  if (p[0] == nullptr) {
+    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
+    return nullptr;
+  }
+  const ssmtune_status s =
+      ssmtune_bwd_launch(static_cast<ssmtune_bwd_plan*>(p[0]), p + 1, p[kArgs - 2], p[kArgs - 1]);
+  if (s != SSMTUNE_OK) return raise_status(s);
+  Py_RETURN_NONE;
+}
+
 template <typename F>
 PyCFunction fastcall(F f) {  // through void(*)(): the cast PyMethodDef wants, without a warning
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
@@ -181,6 +264,13 @@ PyMethodDef kMethods[] = {
     {"fwd_launch", fastcall(fwd_launch), METH_FASTCALL,
      "fwd_launch(plan, u, delta, A, B, C, D, z, delta_bias, h0, out, out_z, last_state, "
      "scratch, stream)"},
+    {"bwd_prepare", fastcall(bwd_prepare), METH_FASTCALL,
+     "bwd_prepare(runtime, layout) -> plan (cached per layout by the runtime)"},
+    {"bwd_scratch_bytes", bwd_scratch_bytes, METH_O, "bwd_scratch_bytes(plan) -> int"},
+    {"bwd_explain", bwd_explain, METH_O, "bwd_explain(plan) -> str"},
+    {"bwd_launch", fastcall(bwd_launch), METH_FASTCALL,
+     "bwd_launch(plan, u, delta, A, B, C, D, z, delta_bias, h0, out, dout, dlast, du, ddelta, "
+     "dA, dB, dC, dD, dz, ddelta_bias, dh0, scratch, stream)"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef kModule = {PyModuleDef_HEAD_INIT,
@@ -199,6 +289,7 @@ extern "C" PyMODINIT_FUNC PyInit__ssmtune_ext(void) {
   PyObject* m = PyModule_Create(&kModule);
   if (m == nullptr) return nullptr;
   if (PyModule_AddIntConstant(m, "NUM_TENSORS", SSMTUNE_FWD_NUM_TENSORS) != 0 ||
+      PyModule_AddIntConstant(m, "BWD_NUM_TENSORS", SSMTUNE_BWD_NUM_TENSORS) != 0 ||
       PyModule_AddStringConstant(m, "__version__", ssmtune_version()) != 0) {
     Py_DECREF(m);
     return nullptr;

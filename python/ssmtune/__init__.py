@@ -1,9 +1,10 @@
 """ssmtune: the Mamba selective scan with kernels tuned per GPU and shape.
 
-`selective_scan_fn` is a drop-in for mamba_ssm's (forward only for now),
-over the registered op torch.ops.ssmtune.selective_scan_fwd (torch >= 2.4:
-torch.compile and CUDA graphs work through it); `selective_scan_fwd` is the
-op with all its outputs; `explain` says which kernel config a call runs and
+`selective_scan_fn` is a drop-in for mamba_ssm's, forward and backward,
+over the registered ops torch.ops.ssmtune.selective_scan_fwd and
+selective_scan_bwd (torch >= 2.4: torch.compile and CUDA graphs work through
+them); `selective_scan_fwd` is the forward op with all its outputs (and an
+initial state); `explain` says which kernel config a call runs and
 why; `tune` tunes a shape into the database with the `ssmtune` command.
 Importing ssmtune imports torch when it is installed (to register the ops).
 """

@@ -123,8 +123,8 @@ def _make_function():
         @staticmethod
         def backward(ctx, *grads):
             raise NotImplementedError(
-                "ssmtune: the backward pass of selective_scan_fn is not implemented yet; "
-                "use mamba_ssm's for training")  # the ctypes path stays forward-only
+                "ssmtune: the ctypes path is forward-only; ssmtune.selective_scan_fn "
+                "(the registered ops) has the backward")
 
     return SelectiveScanFn
 

@@ -1,17 +1,24 @@
-"""Prepared-call descriptors, without torch: the layout tuple that
-_ssmtune_ext.fwd_prepare takes, built from tensor metadata, and the cache
-from a call's metadata key to its prepared plan.
+"""Prepared-call descriptors, without torch: the layout tuples that
+_ssmtune_ext.fwd_prepare and bwd_prepare take, built from tensor metadata,
+and the cache from a call's metadata key to its prepared plan (one cache per
+family: the forward's and the backward's).
 
 A tensor's description is None (absent) or (dtype code, shape, strides).
 The key the op builds per call is the tuple of every input's (dtype, shape,
 strides, device index) plus the flags: everything a plan was validated
 against, so a hit needs no validation beyond the pointer checks that
-fwd_launch makes.
+fwd_launch (bwd_launch) makes.
 """
 FP32, FP16, BF16 = 0, 1, 2
 NUM_TENSORS = 12
 SLOTS = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias", "h0", "out", "out_z",
          "last_state")
+# ssmtune_bwd_args' tensors in SSMTUNE_BWD_* order: the forward's inputs, the
+# saved out (with z), the incoming gradients, then the gradients it writes.
+BWD_NUM_TENSORS = 21
+BWD_SLOTS = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias", "h0", "out", "dout", "dlast",
+             "du", "ddelta", "dA", "dB", "dC", "dD", "dz", "ddelta_bias", "dh0")
+_FAMILY_SLOTS = {"fwd": SLOTS, "bwd": BWD_SLOTS}
 
 
 def contiguous_strides(shape):
@@ -31,12 +38,13 @@ def bc_meta(shape, strides):
     return tuple(shape), tuple(strides)
 
 
-def layout(metas, delta_softplus):
-    """The 121-int tuple for fwd_prepare from 12 (dtype, shape, strides) or None."""
-    if len(metas) != NUM_TENSORS:
-        raise ValueError(f"ssmtune: expected {NUM_TENSORS} tensor descriptions, got {len(metas)}")
+def layout(metas, delta_softplus, slots=SLOTS):
+    """The tuple for fwd_prepare (121 ints from 12 (dtype, shape, strides) or
+    None) or, with slots=BWD_SLOTS, for bwd_prepare (211 ints from 21)."""
+    if len(metas) != len(slots):
+        raise ValueError(f"ssmtune: expected {len(slots)} tensor descriptions, got {len(metas)}")
     out = []
-    for name, m in zip(SLOTS, metas):
+    for name, m in zip(slots, metas):
         if m is None:
             out.extend((0,) * 10)
             continue
@@ -60,8 +68,12 @@ class PlanCache:
     device there). Plans are owned by their runtime: nothing is freed here.
     """
 
-    def __init__(self, ext):
+    def __init__(self, ext, family="fwd"):
+        if family not in _FAMILY_SLOTS:
+            raise ValueError(f"ssmtune: unknown kernel family {family!r} (fwd or bwd)")
         self._ext = ext  # a function returning the extension module (loaded on first use)
+        self._family = family
+        self._slots = _FAMILY_SLOTS[family]
         self._plans = {}
         self.get = self._plans.get
 
@@ -70,8 +82,12 @@ class PlanCache:
 
     def prepare(self, key, runtime, metas, delta_softplus, extra=None):
         ext = self._ext()
-        plan = ext.fwd_prepare(runtime, layout(metas, delta_softplus))
-        entry = (plan, ext.fwd_scratch_bytes(plan), extra)
+        if self._family == "fwd":
+            plan = ext.fwd_prepare(runtime, layout(metas, delta_softplus))
+            entry = (plan, ext.fwd_scratch_bytes(plan), extra)
+        else:
+            plan = ext.bwd_prepare(runtime, layout(metas, delta_softplus, BWD_SLOTS))
+            entry = (plan, ext.bwd_scratch_bytes(plan), extra)
         self._plans[key] = entry
         return entry
 

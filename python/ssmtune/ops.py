@@ -1,15 +1,16 @@
-"""The forward scan as registered torch ops, and selective_scan_fn with
-mamba_ssm's semantics on top.
+"""The selective scan's forward and backward as registered torch ops, and
+selective_scan_fn with mamba_ssm's semantics (autograd included) on top.
 
-One CUDA implementation, registered twice so the two registration styles of
-torch >= 2.4 can be measured against each other (bench/py_overhead.py):
-  ssmtune::selective_scan_fwd      torch.library.custom_op
-  ssmtune::selective_scan_fwd_lib  torch.library.Library define + impl
-Both have a fake (meta) implementation, so torch.compile(fullgraph=True)
-traces through them, and an autograd formula whose backward runs
-`_backward_impl` (NotImplementedError until the backward kernel exists).
-$SSMTUNE_OP_STYLE ("custom_op", the default, or "library") picks the one
-selective_scan_fn calls.
+One CUDA implementation per direction, each registered twice so the two
+registration styles of torch >= 2.4 can be measured against each other
+(bench/py_overhead.py):
+  ssmtune::selective_scan_fwd      ssmtune::selective_scan_bwd      torch.library.custom_op
+  ssmtune::selective_scan_fwd_lib  ssmtune::selective_scan_bwd_lib  Library define + impl
+All four have a fake (meta) implementation, so torch.compile(fullgraph=True)
+traces through them, forward and backward. Each forward op's autograd
+formula saves its inputs (and `out`, y before the z gate, when z is given)
+and calls the backward op of its own style. $SSMTUNE_OP_STYLE ("custom_op",
+the default, or "library") picks the pair selective_scan_fn calls.
 
 Eager fast path: when nothing needs the dispatcher (not compiling, no
 gradient needed, plain CUDA tensors, no dispatch mode active),
@@ -31,11 +32,22 @@ come from torch's caching allocator, and the C call only enqueues (kernels,
 a memset) on the current stream: no synchronisation, no host read of device
 data, no allocation outside torch. Preparing (compiling) is not capture-safe:
 a layout seen first inside a capture raises; run it once before capturing.
+
+The backward op: (u, delta, A, B, C, D?, z?, delta_bias?, initial_state?,
+out? (with z), dout, dlast?, delta_softplus) -> [du, ddelta, dA, dB, dC,
+dD if D, dz if z, ddelta_bias if delta_bias, dh0 if initial_state]. Each
+gradient has its input's dtype and shape (3-D B/C give 3-D dB/dC, constant
+B/C fp32 ones), allocated contiguous by torch; its scratch
+(ssmtune_bwd_plan_scratch_bytes) comes from torch too, so a backward is as
+capture-safe as a forward. Deterministic: the same inputs give the same bits.
+Output gradients torch leaves undefined stay None (materialize_grads off):
+an unused last_state costs nothing, an unused out gets a zero dout (the
+kernel needs one); _grad_map has the bookkeeping.
 """
 import os
 from typing import List, Optional
 
-from . import _ext, _plans
+from . import _ext, _grad_map, _plans
 
 try:
     import torch
@@ -47,6 +59,8 @@ HAS_TORCH_OPS = (torch is not None and hasattr(torch, "library")
 
 _cache = _plans.PlanCache(_ext.ext)
 _cache_get = _cache.get
+_bwd_cache = _plans.PlanCache(_ext.ext, "bwd")
+_bwd_cache_get = _bwd_cache.get
 
 
 def _need_torch():
@@ -55,19 +69,6 @@ def _need_torch():
     if not HAS_TORCH_OPS:
         raise ImportError(f"ssmtune.selective_scan_fn needs torch >= 2.4 (torch.library.custom_op); "
                           f"found {torch.__version__}")
-
-
-def _backward_impl(ctx, grads):
-    """The backward hook: ctx.saved_tensors are (u, delta, A, B, C, D, z,
-    delta_bias, initial_state) as the op got them (None where absent),
-    ctx.delta_softplus and ctx.return_last_state the flags; `grads` the
-    gradients of the op's outputs (None where unused). Returns one gradient
-    per op input (11; None for the flags and for inputs without one).
-    The backward kernel's op (ssmtune::selective_scan_bwd, with its own fake
-    implementation) slots in here."""
-    raise NotImplementedError(
-        "ssmtune: the backward pass of selective_scan_fn is not implemented yet; "
-        "use mamba_ssm's for training")
 
 
 if torch is not None:
@@ -94,11 +95,11 @@ def _meta(t):
     return None if t is None else (t.dtype, t.shape, t.stride(), t.get_device())
 
 
-def _prepare(key, u, delta, A, B, C, D, z, delta_bias, h0, delta_softplus, return_last_state):
-    """The miss path: checks what the C ABI cannot see (devices, dtypes it
-    has no code for, capture), then prepares the plan."""
-    named = (("u", u), ("delta", delta), ("A", A), ("B", B), ("C", C), ("D", D), ("z", z),
-             ("delta_bias", delta_bias), ("initial_state", h0))
+def _input_metas(named):
+    """The C ABI's descriptions of (name, tensor or None) pairs after the
+    checks it cannot make (one CUDA device, a dtype it has code for), and
+    u's device index."""
+    u = named[0][1]
     device = u.get_device()
     if device < 0:
         raise ValueError("ssmtune: u must be a CUDA tensor")
@@ -116,10 +117,23 @@ def _prepare(key, u, delta, A, B, C, D, z, delta_bias, h0, delta_softplus, retur
         if name in ("B", "C"):
             shape, strides = _plans.bc_meta(shape, strides)
         metas.append((_DTYPES[t.dtype], shape, strides))
+    return device, metas
+
+
+def _refuse_inside_capture():
     if torch.cuda.is_current_stream_capturing():
         raise RuntimeError("ssmtune: this call's layout is new inside a CUDA graph capture; "
                            "preparing it compiles a kernel, which capture does not allow: "
                            "run the call once before capturing")
+
+
+def _prepare(key, u, delta, A, B, C, D, z, delta_bias, h0, delta_softplus, return_last_state):
+    """The miss path: checks what the C ABI cannot see (devices, dtypes it
+    has no code for, capture), then prepares the plan."""
+    device, metas = _input_metas(
+        (("u", u), ("delta", delta), ("A", A), ("B", B), ("C", C), ("D", D), ("z", z),
+         ("delta_bias", delta_bias), ("initial_state", h0)))
+    _refuse_inside_capture()
     out_shape = tuple(u.shape)
     out_meta = (_DTYPES[u.dtype], out_shape, _plans.contiguous_strides(out_shape))
     last_shape = (u.shape[0], u.shape[1], A.shape[-1]) if return_last_state else None
@@ -178,30 +192,154 @@ def _fwd_fake(u, delta, A, B, C, D=None, z=None, delta_bias=None, initial_state=
     return outs
 
 
+def _bwd_prepare(key, inputs, delta_softplus):
+    """The backward's miss path: `inputs` are the 12 tensors of the op
+    (u ... initial_state, out, dout, dlast); the 9 gradients' descriptions
+    follow from their inputs (same dtype and shape, contiguous)."""
+    device, metas = _input_metas(tuple(zip(_plans.BWD_SLOTS[:12], inputs)))
+    _refuse_inside_capture()
+    for name, t in zip(_plans.BWD_SLOTS[:9], inputs[:9]):
+        if t is None:
+            metas.append(None)
+            continue
+        shape = tuple(t.shape)
+        strides = _plans.contiguous_strides(shape)
+        if name in ("B", "C"):
+            shape, strides = _plans.bc_meta(shape, strides)
+        metas.append((_DTYPES[t.dtype], shape, strides))
+    return _bwd_cache.prepare(key, _ext.runtime(device), metas, delta_softplus, (device,))
+
+
+def _bwd_cuda(u, delta, A, B, C, D, z, delta_bias, initial_state, out, dout, dlast,
+              delta_softplus):
+    """The CUDA implementation behind both backward registrations: fresh
+    gradients from torch's allocator, scratch from torch, one C call that
+    only enqueues on the current stream."""
+    if not dout.is_contiguous():
+        dout = dout.contiguous()  # e.g. the expanded gradient of a sum()
+    if dlast is not None and not dlast.is_contiguous():
+        dlast = dlast.contiguous()
+    key = (_meta(u), _meta(delta), _meta(A), _meta(B), _meta(C), _meta(D), _meta(z),
+           _meta(delta_bias), _meta(initial_state), _meta(out), _meta(dout), _meta(dlast),
+           delta_softplus)
+    entry = _bwd_cache_get(key)
+    if entry is None:
+        entry = _bwd_prepare(key, (u, delta, A, B, C, D, z, delta_bias, initial_state, out, dout,
+                                   dlast), delta_softplus)
+    plan, scratch_bytes, (index,) = entry
+    du = _empty_like(u, memory_format=_CONTIGUOUS)
+    ddelta = _empty_like(delta, memory_format=_CONTIGUOUS)
+    dA = _empty_like(A, memory_format=_CONTIGUOUS)
+    dB = _empty_like(B, memory_format=_CONTIGUOUS)
+    dC = _empty_like(C, memory_format=_CONTIGUOUS)
+    grads = [du, ddelta, dA, dB, dC]
+    dD = dz = ddelta_bias = dh0 = scratch = None
+    if D is not None:
+        dD = _empty_like(D, memory_format=_CONTIGUOUS)
+        grads.append(dD)
+    if z is not None:
+        dz = _empty_like(z, memory_format=_CONTIGUOUS)
+        grads.append(dz)
+    if delta_bias is not None:
+        ddelta_bias = _empty_like(delta_bias, memory_format=_CONTIGUOUS)
+        grads.append(ddelta_bias)
+    if initial_state is not None:
+        dh0 = _empty_like(initial_state, memory_format=_CONTIGUOUS)
+        grads.append(dh0)
+    if scratch_bytes:
+        scratch = _empty(scratch_bytes, dtype=torch.uint8, device=u.device)
+    _ext._ext.bwd_launch(
+        plan, u.data_ptr(), delta.data_ptr(), A.data_ptr(), B.data_ptr(), C.data_ptr(),
+        None if D is None else D.data_ptr(), None if z is None else z.data_ptr(),
+        None if delta_bias is None else delta_bias.data_ptr(),
+        None if initial_state is None else initial_state.data_ptr(),
+        None if out is None else out.data_ptr(), dout.data_ptr(),
+        None if dlast is None else dlast.data_ptr(), du.data_ptr(), ddelta.data_ptr(),
+        dA.data_ptr(), dB.data_ptr(), dC.data_ptr(), None if dD is None else dD.data_ptr(),
+        None if dz is None else dz.data_ptr(),
+        None if ddelta_bias is None else ddelta_bias.data_ptr(),
+        None if dh0 is None else dh0.data_ptr(),
+        None if scratch is None else scratch.data_ptr(), _raw_stream(index))
+    return grads
+
+
+def _bwd_fake(u, delta, A, B, C, D, z, delta_bias, initial_state, out, dout, dlast,
+              delta_softplus):
+    return [torch.empty_like(t, memory_format=torch.contiguous_format)
+            for t in (u, delta, A, B, C, D, z, delta_bias, initial_state) if t is not None]
+
+
 def _setup_context(ctx, inputs, output):
     u, delta, A, B, C, D, z, delta_bias, initial_state, delta_softplus, return_last_state = inputs
-    ctx.save_for_backward(u, delta, A, B, C, D, z, delta_bias, initial_state)
+    # `out` (y before the z gate) is what the backward needs of the forward's outputs.
+    ctx.save_for_backward(u, delta, A, B, C, D, z, delta_bias, initial_state,
+                          output[0] if z is not None else None)
     ctx.delta_softplus = delta_softplus
     ctx.return_last_state = return_last_state
+    ctx.set_materialize_grads(False)  # unused outputs' gradients stay None
 
 
-def _backward(ctx, *grads):
-    if len(grads) == 1 and isinstance(grads[0], (list, tuple)):
-        grads = grads[0]  # the op returns a list: its gradients come as one list
-    return _backward_impl(ctx, list(grads))
+def _backward_impl(bwd_op, ctx, grads):
+    """The forward ops' backward: the gradients of the op's outputs (None
+    where unused) through the backward op `bwd_op`; one gradient per op
+    input (11; None for the flags, absent inputs and inputs that need none)."""
+    u, delta, A, B, C, D, z, delta_bias, h0, out = ctx.saved_tensors
+    g_out, g_out_z, g_last = _grad_map.split_output_grads(grads, z is not None,
+                                                         ctx.return_last_state)
+    names = _grad_map.names(D is not None, z is not None, delta_bias is not None, h0 is not None)
+    named = {}
+    for with_z, dout, dlast in _grad_map.launches(z is not None, g_out, g_out_z, g_last):
+        if dout is _grad_map.ZEROS:
+            dout = torch.zeros_like(u, memory_format=torch.contiguous_format)
+        if with_z:
+            res = bwd_op(u, delta, A, B, C, D, z, delta_bias, h0, out, dout, dlast,
+                         ctx.delta_softplus)
+            got = dict(zip(names, res))
+        else:  # a gradient of out itself: the same backward without the gate
+            res = bwd_op(u, delta, A, B, C, D, None, delta_bias, h0, None, dout, dlast,
+                         ctx.delta_softplus)
+            got = dict(zip(_grad_map.names(D is not None, False, delta_bias is not None,
+                                           h0 is not None), res))
+        named = _grad_map.merge(named, got, torch.add) if named else got
+    return _grad_map.input_grads(named, ctx.needs_input_grad)
+
+
+def _make_backward(bwd_op_of):
+    """The autograd formula of a forward op whose backward op is bwd_op_of()."""
+    def backward(ctx, *grads):
+        return _backward_impl(bwd_op_of(), ctx, grads)
+    return backward
 
 
 _SCHEMA = ("(Tensor u, Tensor delta, Tensor A, Tensor B, Tensor C, Tensor? D=None, "
            "Tensor? z=None, Tensor? delta_bias=None, Tensor? initial_state=None, "
            "bool delta_softplus=False, bool return_last_state=False) -> Tensor[]")
 
+_BWD_SCHEMA = ("(Tensor u, Tensor delta, Tensor A, Tensor B, Tensor C, Tensor? D, Tensor? z, "
+               "Tensor? delta_bias, Tensor? initial_state, Tensor? out, Tensor dout, "
+               "Tensor? dlast, bool delta_softplus) -> Tensor[]")
+
 fwd_custom_op = None  # ssmtune::selective_scan_fwd (custom_op)
 fwd_library_op = None  # ssmtune::selective_scan_fwd_lib (Library define + impl)
+bwd_custom_op = None  # ssmtune::selective_scan_bwd (custom_op)
+bwd_library_op = None  # ssmtune::selective_scan_bwd_lib (Library define + impl)
 _library = None
 
 
 def _register():
-    global fwd_custom_op, fwd_library_op, _library
+    global fwd_custom_op, fwd_library_op, bwd_custom_op, bwd_library_op, _library
+
+    @torch.library.custom_op("ssmtune::selective_scan_bwd", mutates_args=(), device_types="cuda")
+    def selective_scan_bwd_op(u: torch.Tensor, delta: torch.Tensor, A: torch.Tensor,
+                              B: torch.Tensor, C: torch.Tensor, D: Optional[torch.Tensor],
+                              z: Optional[torch.Tensor], delta_bias: Optional[torch.Tensor],
+                              initial_state: Optional[torch.Tensor], out: Optional[torch.Tensor],
+                              dout: torch.Tensor, dlast: Optional[torch.Tensor],
+                              delta_softplus: bool) -> List[torch.Tensor]:
+        return _bwd_cuda(u, delta, A, B, C, D, z, delta_bias, initial_state, out, dout, dlast,
+                         delta_softplus)
+
+    selective_scan_bwd_op.register_fake(_bwd_fake)
 
     @torch.library.custom_op("ssmtune::selective_scan_fwd", mutates_args=(), device_types="cuda")
     def selective_scan_fwd_op(u: torch.Tensor, delta: torch.Tensor, A: torch.Tensor,
@@ -215,16 +353,23 @@ def _register():
                          return_last_state)
 
     selective_scan_fwd_op.register_fake(_fwd_fake)
-    selective_scan_fwd_op.register_autograd(_backward, setup_context=_setup_context)
+    selective_scan_fwd_op.register_autograd(_make_backward(lambda: bwd_custom_op),
+                                           setup_context=_setup_context)
 
     _library = torch.library.Library("ssmtune", "FRAGMENT")
+    _library.define("selective_scan_bwd_lib" + _BWD_SCHEMA)
+    _library.impl("selective_scan_bwd_lib", _bwd_cuda, "CUDA")
+    torch.library.register_fake("ssmtune::selective_scan_bwd_lib", _bwd_fake, lib=_library)
     _library.define("selective_scan_fwd_lib" + _SCHEMA)
     _library.impl("selective_scan_fwd_lib", _fwd_cuda, "CUDA")
     torch.library.register_fake("ssmtune::selective_scan_fwd_lib", _fwd_fake, lib=_library)
-    torch.library.register_autograd("ssmtune::selective_scan_fwd_lib", _backward,
+    torch.library.register_autograd("ssmtune::selective_scan_fwd_lib",
+                                    _make_backward(lambda: bwd_library_op),
                                     setup_context=_setup_context, lib=_library)
     fwd_custom_op = torch.ops.ssmtune.selective_scan_fwd.default
     fwd_library_op = torch.ops.ssmtune.selective_scan_fwd_lib.default
+    bwd_custom_op = torch.ops.ssmtune.selective_scan_bwd.default
+    bwd_library_op = torch.ops.ssmtune.selective_scan_bwd_lib.default
 
 
 EAGER_FAST_PATH = os.environ.get("SSMTUNE_EAGER_FAST", "1") != "0"
@@ -252,7 +397,11 @@ def selective_scan_fn(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_
     """Drop-in for mamba_ssm.ops.selective_scan_interface.selective_scan_fn:
     a last dimension with a stride other than 1 is made contiguous, A, D and
     delta_bias are used in fp32, 3-D B/C are one group. Returns out (out_z
-    when z is given), and (out, last_state) with return_last_state."""
+    when z is given), and (out, last_state) with return_last_state.
+    Differentiable like mamba's: gradients for u, delta, A, B, C, D, z and
+    delta_bias in their dtypes and shapes (3-D B/C get 3-D gradients); a
+    gradient through last_state flows into the backward too (mamba's ignores
+    it)."""
     _need_torch()
     if u.stride(-1) != 1:
         u = u.contiguous()

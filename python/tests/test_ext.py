@@ -21,6 +21,7 @@ def test_versions(ext):
     assert ext.version() == ext.__version__ == ssmtune.version()
     assert ext.abi_version() >= 2
     assert ext.NUM_TENSORS == 12
+    assert ext.BWD_NUM_TENSORS == 21
 
 
 def test_error_is_a_runtime_error(ext):
@@ -58,6 +59,23 @@ def test_plan_queries_reject_null(ext):
         ext.fwd_scratch_bytes(0)
     with pytest.raises(ValueError, match="plan must not be NULL"):
         ext.fwd_explain(0)
+
+
+def test_bwd_calls_check_their_arguments(ext):
+    with pytest.raises(TypeError, match="takes 24 arguments, got 3"):
+        ext.bwd_launch(1, 2, 3)
+    with pytest.raises(ValueError, match="plan must not be 0"):
+        ext.bwd_launch(0, *([0] * 23))
+    with pytest.raises(TypeError):
+        ext.bwd_launch(0, "u", *([0] * 22))
+    with pytest.raises(TypeError, match="bwd_prepare: layout must be a tuple of 211 ints"):
+        ext.bwd_prepare(0, (0,) * 121)
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        ext.bwd_prepare(0)
+    with pytest.raises(ValueError, match="plan must not be 0"):
+        ext.bwd_scratch_bytes(0)
+    with pytest.raises(ValueError, match="plan must not be 0"):
+        ext.bwd_explain(0)
 
 
 def test_runtime_destroy_of_null_is_a_no_op(ext):

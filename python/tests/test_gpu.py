@@ -2,6 +2,7 @@
 over mamba_ssm's own test grid (seqlen 128 to 4096, groups 1 and 2, flags on
 and off, fp32/fp16/bf16), with mamba_ssm's tolerances. Needs torch with CUDA."""
 import itertools
+import zlib
 
 import pytest
 
@@ -27,7 +28,9 @@ GRID = list(itertools.product(
 
 @pytest.mark.parametrize("dtype,seqlen,groups,dz,bias,last", GRID)
 def test_drop_in_matches_fp64(dtype, seqlen, groups, dz, bias, last):
-    torch.manual_seed(hash((str(dtype), seqlen, groups, dz, bias, last)) % 2**31)
+    seed = zlib.crc32(repr((str(dtype), seqlen, groups, dz, bias, last)).encode())  # not hash()
+    print(f"seed {seed}")
+    torch.manual_seed(seed)
     batch, dim, N = 2, 24, 16
     dev = "cuda"
     u = torch.randn(batch, dim, seqlen, device=dev, dtype=dtype)
@@ -54,15 +57,17 @@ def test_drop_in_matches_fp64(dtype, seqlen, groups, dz, bias, last):
     assert torch.isfinite(got).all()
 
 
-def test_backward_raises_clearly():
-    u = torch.randn(1, 4, 8, device="cuda", requires_grad=True)
-    delta = 0.5 * torch.rand(1, 4, 8, device="cuda")
-    A = -0.5 * torch.rand(4, 2, device="cuda")
-    B = torch.randn(1, 2, 8, device="cuda")
-    C = torch.randn(1, 2, 8, device="cuda")
+def test_backward_runs():
+    """The drop-in is differentiable (test_gpu_bwd.py checks the values)."""
+    g = torch.Generator(device="cuda").manual_seed(zlib.crc32(b"test_backward_runs"))
+    u = torch.randn(1, 4, 8, device="cuda", generator=g, requires_grad=True)
+    delta = 0.5 * torch.rand(1, 4, 8, device="cuda", generator=g)
+    A = -0.5 * torch.rand(4, 2, device="cuda", generator=g)
+    B = torch.randn(1, 2, 8, device="cuda", generator=g)
+    C = torch.randn(1, 2, 8, device="cuda", generator=g)
     out = ssmtune.selective_scan_fn(u, delta, A, B, C)
-    with pytest.raises(NotImplementedError, match="backward"):
-        out.sum().backward()
+    out.sum().backward()
+    assert u.grad.shape == u.shape and torch.isfinite(u.grad).all()
 
 
 def test_explain_names_the_rule():

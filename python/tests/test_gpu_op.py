@@ -221,9 +221,11 @@ def test_errors_name_the_argument():
 
 
 @pytest.mark.parametrize("style", STYLES)
-def test_backward_raises_clearly(style):
+def test_backward_through_each_style(style):
+    """Each forward op's autograd formula runs its style's backward op
+    (test_gpu_bwd.py checks the values)."""
     u, delta, A, B, C, *_ = make_inputs(1, 4, 8, 2, torch.float32)
     u.requires_grad_(True)
     out = STYLES[style]()(u, delta, A, B, C)[0]
-    with pytest.raises(NotImplementedError, match="backward"):
-        out.sum().backward()
+    out.sum().backward()
+    assert u.grad.shape == u.shape and torch.isfinite(u.grad).all()

@@ -74,3 +74,40 @@ def test_cache_prepares_once_per_key():
 def test_cache_get_is_the_dict_lookup():
     cache = _plans.PlanCache(lambda: FakeExt())
     assert cache.get.__self__ is cache._plans  # a hit is one C-level dict lookup
+
+
+def test_bwd_layout_tuple():
+    u = (_plans.FP16, (2, 8, 33), (264, 33, 1))
+    A = (_plans.FP32, (8, 16), (16, 1))
+    B = (_plans.FP16, (2, 1, 16, 33), (528, 528, 33, 1))
+    last = (_plans.FP32, (2, 8, 16), (128, 16, 1))
+    metas = [u, u, A, B, B] + [None] * 4 + [None, u, last] + [u, u, A, B, B] + [None] * 4
+    t = _plans.layout(metas, False, _plans.BWD_SLOTS)
+    assert len(t) == 211 and all(isinstance(x, int) for x in t)
+    assert _plans.BWD_SLOTS.index("dout") == 10 and _plans.BWD_SLOTS.index("dh0") == 20
+    assert t[100:110] == t[0:10]  # dout
+    assert t[110:120] == (3, _plans.FP32, 2, 8, 16, 0, 128, 16, 1, 0)  # dlast
+    assert t[150:160] == t[30:40]  # dB like B
+    assert t[-1] == 0
+    with pytest.raises(ValueError, match="expected 21"):
+        _plans.layout(metas[:12], False, _plans.BWD_SLOTS)
+
+
+class FakeBwdExt(FakeExt):
+    def bwd_prepare(self, runtime, layout):
+        self.prepared.append(("bwd", layout))
+        return 2000 + len(self.prepared)
+
+    def bwd_scratch_bytes(self, plan):
+        return 4096
+
+
+def test_bwd_cache_prepares_backward_plans():
+    fake = FakeBwdExt()
+    cache = _plans.PlanCache(lambda: fake, "bwd")
+    e = cache.prepare("k", 7, [None] * 21, True, extra=(0,))
+    assert e == (2001, 4096, (0,))
+    assert fake.prepared[0][0] == "bwd" and len(fake.prepared[0][1]) == 211
+    assert cache.get("k") is e
+    with pytest.raises(ValueError, match="unknown kernel family"):
+        _plans.PlanCache(lambda: fake, "sideways")
