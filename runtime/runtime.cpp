@@ -15,10 +15,12 @@
 #include "jit/compiler.h"
 #include "jit/device.h"
 #include "runtime/call_args.h"
-#include "runtime/first_use_tuner.h"
+#include "runtime/library_tuner.h"
 #include "runtime/prepared_call.h"
 #include "runtime/selector.h"
+#include "tuner/fwd/family.h"
 #include "tuner/fwd/runner.h"
+#include "tuner/session.h"
 
 namespace ssmtune {
 
@@ -32,6 +34,7 @@ struct Runtime::Impl {
   std::mutex db_mu;
   std::string db_path;
   double tune_budget_s = 0;  // tune on first use; 0: off
+  std::unique_ptr<LibraryTuner> tuner;  // with a database: ssmtune_tune, tune on first use
   // $SSMTUNE_FORCE_CONFIG: one config for every problem (tests, experiments).
   std::optional<FwdConfig> forced;
 
@@ -58,6 +61,9 @@ struct Runtime::Impl {
   // so the pointers handed out stay valid until the runtime goes.
   std::shared_mutex plans_mu;
   std::map<std::vector<int64_t>, std::unique_ptr<PreparedCall>> plans;
+  // Plans of problems tuned since they were prepared: out of the map (a new
+  // prepare selects again) but alive, as the pointers handed out promise.
+  std::vector<std::unique_ptr<PreparedCall>> retired_plans;
 
   std::mutex scratch_mu;
   std::map<void*, std::unique_ptr<FwdScratch>> scratch;  // per stream
@@ -101,20 +107,38 @@ struct Runtime::Impl {
     return &it->second;
   }
 
-  // Tunes `p` in a child process, then selects again; a failed tune keeps
-  // the earlier choice and says why in its reason.
+  // Tunes `p` in this process (configs in worker processes), then selects
+  // again; a failed tune keeps the earlier choice and says why in its reason.
   Result<ConfigChoice> tune_first(const FwdProblem& p, ConfigChoice before) {
-    const auto argv = first_use_tune_argv(tuner_executable(), p.key(), db_path, tune_budget_s);
-    auto wall = run_first_use_tune(argv, tune_budget_s);
-    if (!wall) {
-      before.reason += "; tune on first use failed: " + wall.status().message();
+    const FirstUseResult r =
+        tuner->tune_on_first_use(fwd_family(), FwdFamilyProblem(p), tune_budget_s);
+    if (!r.tuned) {
+      before.reason += r.note;
       return before;
     }
     SSMTUNE_ASSIGN_OR_RETURN(ConfigChoice after, choose(p));
-    char note[96];
-    std::snprintf(note, sizeof note, " (tuned on first use in %.1f s)", *wall);
-    after.reason += note;
+    after.reason += r.note;
     return after;
+  }
+
+  // Drops what this process chose for `problem_key` (after a tune), so the
+  // next call or prepare of it selects again. Kernels stay alive through
+  // the plans and launches that hold them.
+  void forget(const std::string& problem_key) {
+    auto fwd = FwdProblem::from_key(problem_key);
+    if (fwd) {
+      std::unique_lock<std::shared_mutex> lock(kernels_mu);
+      kernels.erase(id_of(*fwd));
+    }
+    std::unique_lock<std::shared_mutex> lock(plans_mu);
+    for (auto it = plans.begin(); it != plans.end();) {
+      if (it->second->problem().key() == problem_key) {
+        retired_plans.push_back(std::move(it->second));
+        it = plans.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
 
   FwdScratch& scratch_for(void* stream) {
@@ -154,6 +178,10 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
     impl->db = std::make_unique<cache::TuningDb>(std::move(db));
     SSMTUNE_ASSIGN_OR_RETURN(auto cubins, cache::SqliteCubinCache::open(path));
     impl->cubins = std::move(cubins);
+    LibraryTunerOptions to;
+    to.db_path = path;
+    to.gpu = o.device;
+    impl->tuner = std::make_unique<LibraryTuner>(std::move(to), sources);
   } else {
     impl->cubins = std::make_unique<jit::MemoryCubinCache>();
   }
@@ -198,6 +226,19 @@ Status Runtime::launch_fwd(const PreparedCall& call, const void* const* ptrs, vo
     return Status::invalid_argument("scratch: pointer is not aligned to 256 bytes");
   const auto base = reinterpret_cast<CUdeviceptr>(scratch);
   return call.kernel().launch_on(params, s, base, base + call.flags_offset());
+}
+
+Result<TuneReport> Runtime::tune(const std::string& problem_key, const TuneOptions& options,
+                                 const std::function<void(const TuneEvent&)>& progress,
+                                 double config_timeout_s) {
+  if (!impl_->tuner)
+    return Status::invalid_argument("tuning needs a tuning database; this runtime has none");
+  SSMTUNE_ASSIGN_OR_RETURN(ParsedProblem parsed, parse_any_problem(problem_key));
+  SSMTUNE_ASSIGN_OR_RETURN(TuneReport r,
+                           impl_->tuner->tune(*parsed.family, *parsed.problem, options, progress,
+                                                config_timeout_s));
+  impl_->forget(r.problem_key);
+  return r;
 }
 
 std::string Runtime::explain(const PreparedCall& call) {
