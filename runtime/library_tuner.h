@@ -30,10 +30,10 @@ class TuningDb;
 Result<double> tune_budget_from_env();
 
 struct LibraryTunerOptions {
-  std::string db_path;            // the tuning database (required)
-  int gpu = 0;                    // the device ordinal workers run on
-  std::string worker_exe;         // empty: find_worker_exe() at the first session
-  double config_timeout_s = 60;   // one config may take this long in its worker
+  std::string db_path;             // the tuning database (required)
+  int gpu = 0;                     // the device ordinal workers run on
+  std::string worker_exe;          // empty: find_worker_exe() at the first session
+  double config_timeout_s = 60;    // one config may take this long in its worker
   bool first_use_progress = true;  // tune on first use says on stderr what it does
   // Makes one session's measurer from the worker options; unset: a
   // WorkerMeasurer (tests pass stand-ins).

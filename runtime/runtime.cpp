@@ -33,7 +33,7 @@ struct Runtime::Impl {
   Versions versions;
   std::mutex db_mu;
   std::string db_path;
-  double tune_budget_s = 0;  // tune on first use; 0: off
+  double tune_budget_s = 0;             // tune on first use; 0: off
   std::unique_ptr<LibraryTuner> tuner;  // with a database: ssmtune_tune, tune on first use
   // $SSMTUNE_FORCE_CONFIG: one config for every problem (tests, experiments).
   std::optional<FwdConfig> forced;
@@ -234,9 +234,8 @@ Result<TuneReport> Runtime::tune(const std::string& problem_key, const TuneOptio
   if (!impl_->tuner)
     return Status::invalid_argument("tuning needs a tuning database; this runtime has none");
   SSMTUNE_ASSIGN_OR_RETURN(ParsedProblem parsed, parse_any_problem(problem_key));
-  SSMTUNE_ASSIGN_OR_RETURN(TuneReport r,
-                           impl_->tuner->tune(*parsed.family, *parsed.problem, options, progress,
-                                                config_timeout_s));
+  SSMTUNE_ASSIGN_OR_RETURN(TuneReport r, impl_->tuner->tune(*parsed.family, *parsed.problem,
+                                                            options, progress, config_timeout_s));
   impl_->forget(r.problem_key);
   return r;
 }

@@ -294,7 +294,8 @@ Result<TuneReport> Session::run() {
   std::set<std::string> met;
   for (const auto& t : trials) met.insert(t.config);
   report_.cancelled = o_.cancel != nullptr && o_.cancel->load();
-  report_.cut_short = report_.cancelled || (o_.time_limit > 0 && now_s() - t_measure >= o_.time_limit) ||
+  report_.cut_short = report_.cancelled ||
+                      (o_.time_limit > 0 && now_s() - t_measure >= o_.time_limit) ||
                       (o_.budget > 0 && static_cast<int>(met.size()) >= o_.budget &&
                        met.size() < candidates.size());
 

@@ -215,13 +215,13 @@ const char* ssmtune_last_error(void);
 
 /* Options; all zero (or a NULL pointer) gives the defaults. */
 typedef struct {
-  double time_limit_s;  /* seconds of measuring (compiling comes on top); 0: no limit */
-  const char* strategy; /* "halving" (NULL or ""), "exhaustive" or "random" */
-  int32_t max_configs;  /* most configs measured; 0: no limit */
-  uint64_t seed;        /* inputs' and the random strategy's seed; 0: fresh */
-  int32_t force;        /* nonzero: measure every config again, even on a tuned problem */
-  int32_t resume;       /* nonzero: on a tuned problem, measure only the configs not yet held */
-  double max_error;     /* > 0: a rel L2 budget tighter than the dtype's */
+  double time_limit_s;     /* seconds of measuring (compiling comes on top); 0: no limit */
+  const char* strategy;    /* "halving" (NULL or ""), "exhaustive" or "random" */
+  int32_t max_configs;     /* most configs measured; 0: no limit */
+  uint64_t seed;           /* inputs' and the random strategy's seed; 0: fresh */
+  int32_t force;           /* nonzero: measure every config again, even on a tuned problem */
+  int32_t resume;          /* nonzero: on a tuned problem, measure only the configs not yet held */
+  double max_error;        /* > 0: a rel L2 budget tighter than the dtype's */
   double config_timeout_s; /* one config may take this long in its worker; 0: 60 */
 } ssmtune_tune_options;
 
@@ -235,7 +235,7 @@ typedef enum {
 
 /* One progress event; the strings live until the callback returns. */
 typedef struct {
-  int32_t kind;            /* ssmtune_tune_event_kind */
+  int32_t kind; /* ssmtune_tune_event_kind */
   const char* problem_key;
   const char* message;     /* a human line, or "" */
   int32_t compiled;        /* programs compiled (COMPILING, COMPILED) */
@@ -257,14 +257,14 @@ typedef int (*ssmtune_progress_fn)(const ssmtune_tune_event* event, void* user);
 /* The session's outcome. */
 typedef struct {
   char problem_key[256];
-  char config[256];       /* the selected config ("" when none was usable) */
-  double best_ms;         /* its median time */
-  double best_rel_l2;     /* its error against fp64 */
-  int32_t found;          /* a config was selected and recorded as the best */
-  int32_t already_tuned;  /* a current best existed: nothing was measured */
+  char config[256];      /* the selected config ("" when none was usable) */
+  double best_ms;        /* its median time */
+  double best_rel_l2;    /* its error against fp64 */
+  int32_t found;         /* a config was selected and recorded as the best */
+  int32_t already_tuned; /* a current best existed: nothing was measured */
   int32_t configs, pruned, compiled, compile_failed, timed, faulted, inaccurate, from_db;
-  int32_t cut_short;      /* the time limit, max_configs or the callback ended the search */
-  int32_t cancelled;      /* the callback ended it */
+  int32_t cut_short; /* the time limit, max_configs or the callback ended the search */
+  int32_t cancelled; /* the callback ended it */
   double wall_s;
 } ssmtune_tune_result;
 
