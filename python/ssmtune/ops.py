@@ -35,7 +35,7 @@ a layout seen first inside a capture raises; run it once before capturing.
 import os
 from typing import List, Optional
 
-from . import _ext, _plans
+from . import _ext, _plans, _tune
 
 try:
     import torch
@@ -126,8 +126,11 @@ def _prepare(key, u, delta, A, B, C, D, z, delta_bias, h0, delta_softplus, retur
     metas += [out_meta, out_meta if z is not None else None,
               (_plans.FP32, last_shape, _plans.contiguous_strides(last_shape))
               if return_last_state else None]
-    return _cache.prepare(key, _ext.runtime(device), metas, delta_softplus,
-                          (u.device, device, last_shape))
+    entry = _cache.prepare(key, _ext.runtime(device), metas, delta_softplus,
+                           (u.device, device, last_shape))
+    if _tune.recorders:  # inside ssmtune.record(): note the layout's problem
+        _tune.note_fwd(metas, delta_softplus)
+    return entry
 
 
 def _fwd_cuda(u, delta, A, B, C, D=None, z=None, delta_bias=None, initial_state=None,
