@@ -121,3 +121,13 @@ def _has_driver():
 def test_without_a_driver_tune_says_so(tmp_path):
     with pytest.raises(RuntimeError, match="no CUDA driver"):
         ssmtune.tune(1, 8, 16, 2, db=tmp_path / "t.db", progress=False)
+
+
+def test_results_from_the_c_struct():
+    c = _tune.TuneResultC(problem_key=b"fwd:k", config=b"seq.K64", best_ms=0.5, best_rel_l2=1e-6,
+                          found=1, already_tuned=0, timed=7, from_db=2, cut_short=1, wall_s=4.0)
+    r = _tune.TuneResult.from_c(c)
+    assert r.problem == "fwd:k" and r.config == "seq.K64" and r.best_ms == 0.5
+    assert r.found is True and r.already_tuned is False and r.cut_short is True
+    assert r.timed == 7 and r.from_db == 2 and r.wall_s == 4.0 and r.error is None
+    assert _tune.TuneResult.from_c(_tune.TuneResultC()).config is None
