@@ -150,9 +150,12 @@ def problem_key(batch, dim, seqlen, dstate, groups=1, dtype="fp32", *, family="f
              state if initial_state else None,
              bdl, bdl if with_z else None, state if last_state else None]
     key = layout_key(metas, softplus)
-    if family == "bwd":
-        key = "bwd:" + key[len("fwd:"):] + (".dlast" if dlast else "")
-    return key
+    return bwd_key(key, dlast) if family == "bwd" else key
+
+
+def bwd_key(fwd_key, dlast=False):
+    """The backward problem of a forward key: "bwd:" + its body (+ ".dlast")."""
+    return "bwd:" + fwd_key.split(":", 1)[-1] + (".dlast" if dlast else "")
 
 
 # ---- Recording -------------------------------------------------------------
@@ -204,6 +207,12 @@ def note_key(key):
 def note_fwd(metas, delta_softplus):
     """Records a forward layout (as ops._prepare describes it)."""
     note_key(layout_key(metas, delta_softplus))
+
+
+def note_bwd(fwd_metas, delta_softplus, dlast=False):
+    """Records a backward problem from its forward's layout (for the backward
+    op's plan-cache miss: `if _tune.recorders: _tune.note_bwd(...)`)."""
+    note_key(bwd_key(layout_key(fwd_metas, delta_softplus), dlast))
 
 
 def _clear_plan_caches():

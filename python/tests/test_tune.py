@@ -51,6 +51,13 @@ def test_layout_keys_match_prepared_layouts():
     assert _tune.layout_key(metas, True) == "fwd:b2.d64.l100.n16.g1.bf16.vB.D.z.sp"
     with pytest.raises(ValueError, match="expected 12 tensor descriptions"):
         _tune.layout_key(metas[:5], True)
+    with ssmtune.record() as rec:
+        _tune.note_fwd(metas, True)
+        _tune.note_bwd(metas, True)
+        _tune.note_bwd(metas[:11] + [(0, (2, 64, 16), (1024, 16, 1))], True, dlast=True)
+    assert list(rec) == ["fwd:b2.d64.l100.n16.g1.bf16.vB.D.z.sp",
+                         "bwd:b2.d64.l100.n16.g1.bf16.vB.D.z.sp",
+                         "bwd:b2.d64.l100.n16.g1.bf16.vB.D.z.sp.last.dlast"]
 
 
 def test_recordings_keep_distinct_keys_in_order_and_only_inside_the_block():
