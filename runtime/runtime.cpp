@@ -54,7 +54,10 @@ struct Runtime::Impl {
     return {p.batch, p.dim, p.seqlen, p.dstate, p.groups, flags};
   }
   std::shared_mutex kernels_mu;
-  std::map<ProblemId, Entry> kernels;
+  // Entries live on the heap: entry_for hands out pointers that a tune's
+  // forget() must not invalidate (it moves them to retired_entries).
+  std::map<ProblemId, std::unique_ptr<Entry>> kernels;
+  std::vector<std::unique_ptr<Entry>> retired_entries;
   std::mutex compile_mu;  // one compilation at a time per runtime
 
   // Prepared calls per layout key (runtime/prepared_call.h); never erased,
@@ -86,13 +89,13 @@ struct Runtime::Impl {
     {
       std::shared_lock<std::shared_mutex> lock(kernels_mu);
       auto it = kernels.find(key);
-      if (it != kernels.end()) return &it->second;
+      if (it != kernels.end()) return it->second.get();
     }
     std::lock_guard<std::mutex> compile_lock(compile_mu);
     {
       std::shared_lock<std::shared_mutex> lock(kernels_mu);
       auto it = kernels.find(key);
-      if (it != kernels.end()) return &it->second;
+      if (it != kernels.end()) return it->second.get();
     }
     SSMTUNE_ASSIGN_OR_RETURN(ConfigChoice choice, choose(p));
     if (choice.rule != SelectRule::kExact && tune_budget_s > 0 && db && !forced) {
@@ -102,9 +105,9 @@ struct Runtime::Impl {
         FwdKernel k,
         build_fwd_kernel(*compiler, p, choice.config, device.arch(), device.max_shared_per_block));
     std::unique_lock<std::shared_mutex> lock(kernels_mu);
-    auto [it, inserted] =
-        kernels.emplace(key, Entry{choice, std::make_shared<FwdKernel>(std::move(k))});
-    return &it->second;
+    auto [it, inserted] = kernels.emplace(
+        key, std::make_unique<Entry>(Entry{choice, std::make_shared<FwdKernel>(std::move(k))}));
+    return it->second.get();
   }
 
   // Tunes `p` in this process (configs in worker processes), then selects
@@ -128,7 +131,11 @@ struct Runtime::Impl {
     auto fwd = FwdProblem::from_key(problem_key);
     if (fwd) {
       std::unique_lock<std::shared_mutex> lock(kernels_mu);
-      kernels.erase(id_of(*fwd));
+      auto it = kernels.find(id_of(*fwd));
+      if (it != kernels.end()) {
+        retired_entries.push_back(std::move(it->second));
+        kernels.erase(it);
+      }
     }
     std::unique_lock<std::shared_mutex> lock(plans_mu);
     for (auto it = plans.begin(); it != plans.end();) {
@@ -252,7 +259,7 @@ Result<std::string> Runtime::explain(const ssmtune_fwd_args& args) {
   {
     std::shared_lock<std::shared_mutex> lock(impl_->kernels_mu);
     auto it = impl_->kernels.find(Impl::id_of(call.problem));
-    if (it != impl_->kernels.end()) in_use = it->second.choice;
+    if (it != impl_->kernels.end()) in_use = it->second->choice;
   }
   if (in_use)  // what this process runs, which may predate newer database entries
     return call.problem.key() + ": " + in_use->config.key() + " [" + to_string(in_use->rule) +

@@ -249,7 +249,7 @@ typedef struct {
   double elapsed_s;        /* since the session began */
 } ssmtune_tune_event;
 
-/* Called on the tuning thread for every event. Return 0 to go on, nonzero to
+/* Called on the thread that called ssmtune_tune, for every event. Return 0 to go on, nonzero to
  * stop after the config being measured (what was measured is still
  * selected from and recorded). */
 typedef int (*ssmtune_progress_fn)(const ssmtune_tune_event* event, void* user);
