@@ -1,8 +1,8 @@
 // Tuning through the C ABI on the GPU: ssmtune_tune on a small shape
 // reports progress, records a best entry that the next call and the next
 // prepare select (explain says so; a plan prepared before still launches),
-// a second tune finds the shape tuned, a callback can cancel, and bad
-// arguments are errors with messages.
+// a second tune finds the shape tuned, a callback can cancel, a backward
+// problem tunes the same way, and bad arguments are errors with messages.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -184,6 +184,26 @@ TEST_CASE("ssmtune_tune records a best entry that the next call and prepare sele
   CHECK(cancelled.cancelled == 1);
   CHECK(cancelled.cut_short == 1);
   CHECK(stop.measured == 1);
+  ssmtune_runtime_destroy(rt);
+}
+
+TEST_CASE("ssmtune_tune tunes a backward problem through the same session", "[gpu][tuner]") {
+  Scratch s("ssmtune_tune_c_api_bwd_gpu_test");
+  ssmtune_runtime* rt = nullptr;
+  REQUIRE(ssmtune_runtime_create(s.db().c_str(), 0, &rt) == SSMTUNE_OK);
+  const char* key = "bwd:b2.d64.l256.n4.g1.fp32.vB.vC";
+  ssmtune_tune_options o{};
+  o.time_limit_s = 3;
+  Events ev;
+  ssmtune_tune_result r{};
+  const ssmtune_status st = ssmtune_tune(rt, key, &o, on_event, &ev, &r);
+  INFO(ssmtune_last_error());
+  REQUIRE(st == SSMTUNE_OK);
+  INFO("best " << r.config << " " << r.best_ms << " ms; timed " << r.timed);
+  CHECK(std::string(r.problem_key) == key);
+  CHECK(r.found == 1);
+  CHECK(r.timed >= 1);
+  CHECK(ev.done == 1);
   ssmtune_runtime_destroy(rt);
 }
 
