@@ -1,5 +1,6 @@
 // The C ABI over the C++ Runtime: statuses for codes, a thread-local
 // message for the text.
+#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -7,6 +8,7 @@
 #include "runtime/prepared_call.h"
 #include "ssmtune/runtime.h"
 #include "ssmtune/ssmtune.h"
+#include "tuner/session.h"
 
 #ifndef SSMTUNE_VERSION
 #define SSMTUNE_VERSION "unknown"
@@ -196,5 +198,89 @@ const char* ssmtune_version(void) { return SSMTUNE_VERSION; }
 int ssmtune_abi_version(void) { return 3; }
 
 const char* ssmtune_last_error(void) { return g_last_error.c_str(); }
+
+ssmtune_status ssmtune_tune(ssmtune_runtime* rt, const char* problem_key,
+                            const ssmtune_tune_options* options, ssmtune_progress_fn progress,
+                            void* user, ssmtune_tune_result* out) {
+  if (out != nullptr) *out = ssmtune_tune_result{};
+  if (rt == nullptr) return null_arg("runtime");
+  if (problem_key == nullptr) return null_arg("problem_key");
+  ssmtune_tune_options given{};
+  if (options != nullptr) given = *options;
+  ssmtune::TuneOptions o;
+  if (given.strategy != nullptr && *given.strategy != '\0') o.strategy = given.strategy;
+  if (given.max_configs < 0)
+    return to_c(ssmtune::Status::invalid_argument("max_configs must be >= 0"));
+  if (!(given.config_timeout_s >= 0))
+    return to_c(ssmtune::Status::invalid_argument("config_timeout_s must be >= 0 seconds"));
+  o.budget = given.max_configs;
+  o.time_limit = given.time_limit_s;
+  o.max_error = given.max_error;
+  o.seed = given.seed;
+  o.force = given.force != 0;
+  o.resume = given.resume != 0;
+  if (ssmtune::Status v = ssmtune::validate(o); !v) return to_c(v);
+  std::atomic<bool> cancel{false};
+  o.cancel = &cancel;
+  std::function<void(const ssmtune::TuneEvent&)> fn;
+  if (progress != nullptr)
+    fn = [progress, user, &cancel](const ssmtune::TuneEvent& e) {
+      ssmtune_tune_event c{};
+      c.kind = static_cast<int32_t>(e.kind);
+      c.problem_key = e.problem.c_str();
+      c.message = e.message.c_str();
+      c.compiled = e.compiled;
+      c.timed = e.done;
+      c.planned = e.planned;
+      c.config = e.config.c_str();
+      c.ms = e.ms;
+      c.usable = e.usable ? 1 : 0;
+      c.best_config = e.best_config.c_str();
+      c.best_ms = e.best_ms;
+      c.elapsed_s = e.elapsed_s;
+      if (progress(&c, user) != 0) cancel.store(true);
+    };
+  auto r = rt->rt->tune(problem_key, o, fn, given.config_timeout_s);
+  if (!r) return to_c(r.status());
+  if (out != nullptr) {
+    auto copy = [](char* dst, size_t n, const std::string& src) {
+      std::strncpy(dst, src.c_str(), n - 1);
+      dst[n - 1] = '\0';
+    };
+    copy(out->problem_key, sizeof out->problem_key, r->problem_key);
+    if (r->found) copy(out->config, sizeof out->config, r->best_config);
+    out->best_ms = r->best_ms;
+    out->best_rel_l2 = r->best_rel_l2;
+    out->found = r->found;
+    out->already_tuned = r->already_tuned;
+    out->configs = r->configs;
+    out->pruned = r->pruned;
+    out->compiled = r->compiled;
+    out->compile_failed = r->compile_failed;
+    out->timed = r->timed;
+    out->faulted = r->faulted;
+    out->inaccurate = r->inaccurate;
+    out->from_db = r->from_store;
+    out->cut_short = r->cut_short;
+    out->cancelled = r->cancelled;
+    out->wall_s = r->wall_s;
+  }
+  return to_c(ssmtune::Status::ok());
+}
+
+ssmtune_status ssmtune_fwd_problem_key(const ssmtune_fwd_args* layout, char* buf, size_t len) {
+  if (layout == nullptr) return null_arg("layout");
+  if (buf == nullptr || len == 0) return null_arg("buf");
+  buf[0] = '\0';
+  auto call = ssmtune::read_layout(*layout);
+  if (!call) return to_c(call.status());
+  const std::string key = call->problem.key();
+  if (key.size() + 1 > len)
+    return to_c(ssmtune::Status::invalid_argument("buf: " + std::to_string(len) +
+                                                  " bytes cannot hold the key (" +
+                                                  std::to_string(key.size() + 1) + " needed)"));
+  std::memcpy(buf, key.c_str(), key.size() + 1);
+  return to_c(ssmtune::Status::ok());
+}
 
 }  // extern "C"

@@ -3,7 +3,6 @@
 #include "ssmtune/runtime.h"
 
 #include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -16,12 +15,15 @@
 #include "jit/compiler.h"
 #include "jit/device.h"
 #include "runtime/call_args.h"
-#include "runtime/first_use_tuner.h"
+#include "runtime/library_tuner.h"
 #include "runtime/prepared_bwd_call.h"
 #include "runtime/prepared_call.h"
 #include "runtime/selector.h"
+#include "tuner/bwd/family.h"
 #include "tuner/bwd/runner.h"
+#include "tuner/fwd/family.h"
 #include "tuner/fwd/runner.h"
+#include "tuner/session.h"
 
 namespace ssmtune {
 namespace {
@@ -45,7 +47,9 @@ ProblemId id_of(const bwd::BwdProblem& p) {
   return id;
 }
 
-// Compiled kernels per problem, never erased (entries' addresses stay valid).
+// Compiled kernels per problem. Entries live on the heap and are never
+// freed: a tune retires a problem's entry (out of the map, so the next call
+// selects again) but the pointers handed out stay valid.
 template <typename Choice, typename Kernel>
 struct KernelMemo {
   struct Entry {
@@ -53,25 +57,47 @@ struct KernelMemo {
     std::shared_ptr<Kernel> kernel;
   };
   std::shared_mutex mu;
-  std::map<ProblemId, Entry> entries;
+  std::map<ProblemId, std::unique_ptr<Entry>> entries;
+  std::vector<std::unique_ptr<Entry>> retired;
 
   const Entry* find(const ProblemId& id) {
     std::shared_lock<std::shared_mutex> lock(mu);
     auto it = entries.find(id);
-    return it == entries.end() ? nullptr : &it->second;
+    return it == entries.end() ? nullptr : it->second.get();
   }
   const Entry* insert(const ProblemId& id, Entry e) {
     std::unique_lock<std::shared_mutex> lock(mu);
-    return &entries.emplace(id, std::move(e)).first->second;
+    return entries.emplace(id, std::make_unique<Entry>(std::move(e))).first->second.get();
+  }
+  void retire(const ProblemId& id) {
+    std::unique_lock<std::shared_mutex> lock(mu);
+    auto it = entries.find(id);
+    if (it == entries.end()) return;
+    retired.push_back(std::move(it->second));
+    entries.erase(it);
   }
 };
 
-// Prepared calls per layout key, never erased, so the pointers handed out
-// stay valid until the runtime goes.
+// Prepared calls per layout key, never freed, so the pointers handed out
+// stay valid until the runtime goes; plans of a problem tuned since they
+// were prepared are retired (a new prepare selects again).
 template <typename Call>
 struct PlanCache {
   std::shared_mutex mu;
   std::map<std::vector<int64_t>, std::unique_ptr<Call>> plans;
+  std::vector<std::unique_ptr<Call>> retired;
+
+  void retire(const std::string& problem_key) {
+    std::unique_lock<std::shared_mutex> lock(mu);
+    for (auto it = plans.begin(); it != plans.end();) {
+      if (it->second->problem().key() == problem_key) {
+        retired.push_back(std::move(it->second));
+        it = plans.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
 
   // The cached plan of `key`, else make() and keep it (a racing thread's
   // equal plan wins; ours is dropped).
@@ -125,7 +151,8 @@ struct Runtime::Impl {
   Versions versions;
   std::mutex db_mu;
   std::string db_path;
-  double tune_budget_s = 0;  // tune on first use; 0: off
+  double tune_budget_s = 0;             // tune on first use; 0: off
+  std::unique_ptr<LibraryTuner> tuner;  // with a database: Runtime::tune, tune on first use
   // $SSMTUNE_FORCE_CONFIG: one config for every problem of its family.
   std::optional<FwdConfig> forced;
   std::optional<bwd::BwdConfig> forced_bwd;
@@ -182,28 +209,42 @@ struct Runtime::Impl {
     std::lock_guard<std::mutex> compile_lock(compile_mu);
     if (const auto* e = memo.find(key)) return e;
     SSMTUNE_ASSIGN_OR_RETURN(auto choice, choose(p));
-    if (choice.rule != SelectRule::kExact && tune_budget_s > 0 && db && !is_forced(p)) {
+    if (choice.rule != SelectRule::kExact && tune_budget_s > 0 && tuner && !is_forced(p)) {
       SSMTUNE_ASSIGN_OR_RETURN(choice, tune_first(p, std::move(choice)));
     }
     SSMTUNE_ASSIGN_OR_RETURN(auto kernel, build(p, choice.config));
     return memo.insert(key, {std::move(choice), std::move(kernel)});
   }
 
-  // Tunes `p` in a child process, then selects again; a failed tune keeps
-  // the earlier choice and says why in its reason.
+  static FirstUseResult tune_once(LibraryTuner& t, const FwdProblem& p, double s) {
+    return t.tune_on_first_use(fwd_family(), FwdFamilyProblem(p), s);
+  }
+  static FirstUseResult tune_once(LibraryTuner& t, const bwd::BwdProblem& p, double s) {
+    return t.tune_on_first_use(bwd_family(), BwdFamilyProblem(p), s);
+  }
+
+  // Tunes `p` in this process (configs in worker processes), then selects
+  // again; a failed tune keeps the earlier choice and says why in its reason.
   template <typename Problem, typename Choice>
   Result<Choice> tune_first(const Problem& p, Choice before) {
-    const auto argv = first_use_tune_argv(tuner_executable(), p.key(), db_path, tune_budget_s);
-    auto wall = run_first_use_tune(argv, tune_budget_s);
-    if (!wall) {
-      before.reason += "; tune on first use failed: " + wall.status().message();
+    const FirstUseResult r = tune_once(*tuner, p, tune_budget_s);
+    if (!r.tuned) {
+      before.reason += r.note;
       return before;
     }
     SSMTUNE_ASSIGN_OR_RETURN(Choice after, choose(p));
-    char note[96];
-    std::snprintf(note, sizeof note, " (tuned on first use in %.1f s)", *wall);
-    after.reason += note;
+    after.reason += r.note;
     return after;
+  }
+
+  // Drops what this process chose for `problem_key` (after a tune), so the
+  // next call or prepare of it selects again. Kernels stay alive through
+  // the plans and launches that hold them.
+  void forget(const std::string& problem_key) {
+    if (auto fwd = FwdProblem::from_key(problem_key)) fwd_kernels.retire(id_of(*fwd));
+    if (auto bwd = bwd::BwdProblem::from_key(problem_key)) bwd_kernels.retire(id_of(*bwd));
+    fwd_plans.retire(problem_key);
+    bwd_plans.retire(problem_key);
   }
 
   // What explain says: the choice this process runs, which may predate newer
@@ -247,6 +288,10 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
     impl->db = std::make_unique<cache::TuningDb>(std::move(db));
     SSMTUNE_ASSIGN_OR_RETURN(auto cubins, cache::SqliteCubinCache::open(path));
     impl->cubins = std::move(cubins);
+    LibraryTunerOptions to;
+    to.db_path = path;
+    to.gpu = o.device;
+    impl->tuner = std::make_unique<LibraryTuner>(std::move(to), sources);
   } else {
     impl->cubins = std::make_unique<jit::MemoryCubinCache>();
   }
@@ -294,6 +339,18 @@ std::string Runtime::explain(const PreparedCall& call) {
 Result<std::string> Runtime::explain(const ssmtune_fwd_args& args) {
   SSMTUNE_ASSIGN_OR_RETURN(CallProblem call, read_call(args));
   return impl_->explain(impl_->fwd_kernels, call.problem);
+}
+
+Result<TuneReport> Runtime::tune(const std::string& problem_key, const TuneOptions& options,
+                                 const std::function<void(const TuneEvent&)>& progress,
+                                 double config_timeout_s) {
+  if (!impl_->tuner)
+    return Status::invalid_argument("tuning needs a tuning database; this runtime has none");
+  SSMTUNE_ASSIGN_OR_RETURN(ParsedProblem parsed, parse_any_problem(problem_key));
+  SSMTUNE_ASSIGN_OR_RETURN(TuneReport r, impl_->tuner->tune(*parsed.family, *parsed.problem,
+                                                            options, progress, config_timeout_s));
+  impl_->forget(r.problem_key);
+  return r;
 }
 
 // ---- backward ----

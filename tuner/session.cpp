@@ -277,6 +277,10 @@ Result<TuneReport> Session::run() {
   Budget budget;
   budget.max_configs = o_.budget;
   budget.max_seconds = o_.time_limit;
+  if (o_.cancel != nullptr) {
+    const std::atomic<bool>* cancel = o_.cancel;
+    budget.stop = [cancel] { return cancel->load(); };
+  }
   MeasureFn fn = [this](const std::string& c, double t) { return measure(c, t); };
   const double t_measure = now_s();
   std::vector<Trial> trials;
@@ -289,7 +293,9 @@ Result<TuneReport> Session::run() {
   }
   std::set<std::string> met;
   for (const auto& t : trials) met.insert(t.config);
-  report_.cut_short = (o_.time_limit > 0 && now_s() - t_measure >= o_.time_limit) ||
+  report_.cancelled = o_.cancel != nullptr && o_.cancel->load();
+  report_.cut_short = report_.cancelled ||
+                      (o_.time_limit > 0 && now_s() - t_measure >= o_.time_limit) ||
                       (o_.budget > 0 && static_cast<int>(met.size()) >= o_.budget &&
                        met.size() < candidates.size());
 
@@ -330,7 +336,9 @@ Result<TuneReport> Session::run() {
       report_.defects.push_back(m.config_key + " is far outside its budget (rel L2 " +
                                 std::to_string(m.rel_l2) + "): " + m.detail);
   report_.wall_s = now_s() - start_;
-  emit(TuneEvent::kDone, report_.cut_short ? "the budget ended the search early" : "");
+  emit(TuneEvent::kDone, report_.cancelled   ? "cancelled: the best so far is recorded"
+                         : report_.cut_short ? "the budget ended the search early"
+                                             : "");
   return report_;
 }
 

@@ -7,6 +7,7 @@
 // Not thread-safe (one session per store connection and measurer).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -28,6 +29,10 @@ struct TuneOptions {
   bool resume = false;  // tune a shape that has a best entry, measuring what is missing
   bool include_fp64 = true;
   int gpu = 0;  // the ordinal the measurer runs on (for the already-tuned check)
+  // Set (by another thread, or by a progress callback) to end the search
+  // after the config being measured; what was measured is still selected
+  // from and recorded. Not owned; may be null.
+  const std::atomic<bool>* cancel = nullptr;
 };
 Status validate(const TuneOptions& o);
 
@@ -65,6 +70,7 @@ struct TuneReport {
   std::string rule;
   double wall_s = 0;
   bool cut_short = false;            // the budget ended the strategy before it finished
+  bool cancelled = false;            // options.cancel ended it
   std::vector<std::string> defects;  // configs far outside their budget (bugs), with why
 };
 

@@ -27,6 +27,8 @@ struct Budget {
   double max_seconds = 0;   // 0: no wall-time limit
   double cheap_ms = 10;     // fidelity of a first look
   double careful_ms = 150;  // fidelity of a final measurement
+  // Asked before each measurement; true ends the search (a caller's cancel).
+  std::function<bool()> stop;
 };
 
 struct Trial {

@@ -14,6 +14,7 @@ BudgetClock::BudgetClock(const Budget& b) : budget_(b), start_(now_s()) {}
 
 bool BudgetClock::exhausted(int measured) const {
   if (budget_.max_configs > 0 && measured >= budget_.max_configs) return true;
+  if (budget_.stop && budget_.stop()) return true;
   return budget_.max_seconds > 0 && now_s() - start_ >= budget_.max_seconds;
 }
 

@@ -24,7 +24,13 @@ std::vector<Trial> run_halving(const std::vector<std::string>& candidates, const
                           : budget.cheap_ms * std::pow(budget.careful_ms / budget.cheap_ms,
                                                        static_cast<double>(rung) / rungs);
     std::vector<Trial> results;
+    bool stopped = false;
     for (const auto& c : rung_configs) {
+      // A caller's stop ends everything, the final measurements included.
+      if (budget.stop && budget.stop()) {
+        stopped = true;
+        break;
+      }
       // The budget cuts a first look short, never the final measurements.
       if (!last && clock.exhausted(static_cast<int>(all.size() + results.size()))) {
         out_of_budget = true;
@@ -33,7 +39,7 @@ std::vector<Trial> run_halving(const std::vector<std::string>& candidates, const
       results.push_back({c, measure(c, t), t, rung});
     }
     all.insert(all.end(), results.begin(), results.end());
-    if (last) break;
+    if (last || stopped) break;
     std::vector<Trial> usable;
     for (const auto& r : results)
       if (r.result.usable) usable.push_back(r);

@@ -9,6 +9,7 @@
 // returned as Status, never thrown.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,16 +21,20 @@ namespace ssmtune {
 
 class PreparedCall;     // runtime/prepared_call.h
 class PreparedBwdCall;  // runtime/prepared_bwd_call.h
+struct TuneOptions;     // tuner/session.h
+struct TuneReport;
+struct TuneEvent;
 
 struct RuntimeOptions {
   std::string db_path;  // empty: $SSMTUNE_DB or the user cache directory
   bool use_db = true;   // false: heuristic defaults only, nothing read or written
   int device = 0;
   // Tune on first use: seconds of measuring spent, once per process, on a
-  // shape the database has no exact entry for, by a child `ssmtune tune`
-  // (compiling and the fp64 reference come on top); the first call for that
-  // shape waits for it. Unset: $SSMTUNE_TUNE_ON_FIRST_USE (seconds or "off");
-  // 0: off. Needs the database.
+  // shape the database has no exact entry for, by a tuning session in this
+  // process (configs run in `ssmtune worker` processes; compiling and the
+  // fp64 reference come on top); the first call for that shape waits for
+  // it. Unset: $SSMTUNE_TUNE_ON_FIRST_USE (seconds or "off"); 0: off. Needs
+  // the database.
   std::optional<double> tune_on_first_use_s;
   // $SSMTUNE_FORCE_CONFIG (config keys, as `ssmtune compile --config`
   // takes, comma-separated: a forward one, a backward one or both) makes
@@ -72,6 +77,17 @@ class Runtime {
   Status launch_bwd(const PreparedBwdCall& call, const void* const* ptrs, void* scratch,
                     void* stream);
   static std::string explain(const PreparedBwdCall& call);
+
+  // Tunes a problem (a key of any family, e.g. "fwd:b2.d64.l256.n4.g1.fp32.vB.vC")
+  // on this runtime's device into its database, in this process with
+  // configs measured in `ssmtune worker` processes (found by
+  // find_worker_exe). Blocks; one session at a time per runtime. Afterwards
+  // calls and prepares of that problem select again (plans prepared before
+  // stay valid and keep their config). Needs the database.
+  // config_timeout_s: one config may take this long in its worker (0: 60).
+  Result<TuneReport> tune(const std::string& problem_key, const TuneOptions& options,
+                          const std::function<void(const TuneEvent&)>& progress = {},
+                          double config_timeout_s = 0);
 
   struct Impl;
 

@@ -200,6 +200,88 @@ int ssmtune_abi_version(void);
 /* This thread's last error message ("" after a success). */
 const char* ssmtune_last_error(void);
 
+/* ---- Tuning from the library ------------------------------------------
+ * ssmtune_tune tunes one problem on the runtime's device into its tuning
+ * database, in this process: the space is pruned and compiled here, and
+ * each config is measured in an `ssmtune worker` process (a kernel that
+ * faults or hangs is recorded as faulted and the session goes on). The
+ * worker program is $SSMTUNE_EXE, else `ssmtune` beside the running program
+ * or beside libssmtune.so (an installed Python package bundles it), else on
+ * PATH. Blocks until the session ends; one session at a time per runtime.
+ * Afterwards calls and prepares of the problem select again, so the tuned
+ * config is used (plans prepared before stay valid and keep their config).
+ * A problem the database already holds a current best entry for is not
+ * measured again unless `force` or `resume` says so. */
+
+/* Options; all zero (or a NULL pointer) gives the defaults. */
+typedef struct {
+  double time_limit_s;     /* seconds of measuring (compiling comes on top); 0: no limit */
+  const char* strategy;    /* "halving" (NULL or ""), "exhaustive" or "random" */
+  int32_t max_configs;     /* most configs measured; 0: no limit */
+  uint64_t seed;           /* inputs' and the random strategy's seed; 0: fresh */
+  int32_t force;           /* nonzero: measure every config again, even on a tuned problem */
+  int32_t resume;          /* nonzero: on a tuned problem, measure only the configs not yet held */
+  double max_error;        /* > 0: a rel L2 budget tighter than the dtype's */
+  double config_timeout_s; /* one config may take this long in its worker; 0: 60 */
+} ssmtune_tune_options;
+
+typedef enum {
+  SSMTUNE_TUNE_START = 0,     /* the worker is starting (inputs, fp64 reference) */
+  SSMTUNE_TUNE_COMPILING = 1, /* `compiled` programs are being compiled */
+  SSMTUNE_TUNE_COMPILED = 2,  /* compiling done: about `planned` measurements follow */
+  SSMTUNE_TUNE_MEASURED = 3,  /* one config measured: config, ms, usable */
+  SSMTUNE_TUNE_DONE = 4       /* the session ended (or the problem was already tuned) */
+} ssmtune_tune_event_kind;
+
+/* One progress event; the strings live until the callback returns. */
+typedef struct {
+  int32_t kind; /* ssmtune_tune_event_kind */
+  const char* problem_key;
+  const char* message;     /* a human line, or "" */
+  int32_t compiled;        /* programs compiled (COMPILING, COMPILED) */
+  int32_t timed;           /* configs measured so far */
+  int32_t planned;         /* configs the strategy plans to measure (halving: an estimate) */
+  const char* config;      /* MEASURED: the config, else "" */
+  double ms;               /* MEASURED: its median time */
+  int32_t usable;          /* MEASURED: it ran and was accurate */
+  const char* best_config; /* the best so far, or "" */
+  double best_ms;          /* its median, 0 when none */
+  double elapsed_s;        /* since the session began */
+} ssmtune_tune_event;
+
+/* Called on the thread that called ssmtune_tune, for every event. Return 0 to go on, nonzero to
+ * stop after the config being measured (what was measured is still
+ * selected from and recorded). */
+typedef int (*ssmtune_progress_fn)(const ssmtune_tune_event* event, void* user);
+
+/* The session's outcome. */
+typedef struct {
+  char problem_key[256];
+  char config[256];      /* the selected config ("" when none was usable) */
+  double best_ms;        /* its median time */
+  double best_rel_l2;    /* its error against fp64 */
+  int32_t found;         /* a config was selected and recorded as the best */
+  int32_t already_tuned; /* a current best existed: nothing was measured */
+  int32_t configs, pruned, compiled, compile_failed, timed, faulted, inaccurate, from_db;
+  int32_t cut_short; /* the time limit, max_configs or the callback ended the search */
+  int32_t cancelled; /* the callback ended it */
+  double wall_s;
+} ssmtune_tune_result;
+
+/* problem_key: any family's key, e.g. "fwd:b8.d1536.l2048.n16.g1.bf16.vB.vC"
+ * (ssmtune_fwd_problem_key gives a call's; a backward key is "bwd:" + the
+ * forward key's body, ".dlast" appended when a gradient flows into
+ * last_state). options, progress and user may be NULL; out may be NULL.
+ * Needs a runtime with a database (not one created with db_path ""). */
+ssmtune_status ssmtune_tune(ssmtune_runtime* rt, const char* problem_key,
+                            const ssmtune_tune_options* options, ssmtune_progress_fn progress,
+                            void* user, ssmtune_tune_result* out);
+
+/* The forward problem key of a call's layout (as ssmtune_fwd_prepare takes
+ * it: present tensors have rank > 0, data ignored), validated as prepare
+ * validates it, into buf (an error when len is too small). Needs no GPU. */
+ssmtune_status ssmtune_fwd_problem_key(const ssmtune_fwd_args* layout, char* buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -47,7 +47,7 @@ kernel needs one); _grad_map has the bookkeeping.
 import os
 from typing import List, Optional
 
-from . import _ext, _grad_map, _plans
+from . import _ext, _grad_map, _plans, _tune
 
 try:
     import torch
@@ -140,8 +140,11 @@ def _prepare(key, u, delta, A, B, C, D, z, delta_bias, h0, delta_softplus, retur
     metas += [out_meta, out_meta if z is not None else None,
               (_plans.FP32, last_shape, _plans.contiguous_strides(last_shape))
               if return_last_state else None]
-    return _cache.prepare(key, _ext.runtime(device), metas, delta_softplus,
-                          (u.device, device, last_shape))
+    entry = _cache.prepare(key, _ext.runtime(device), metas, delta_softplus,
+                           (u.device, device, last_shape))
+    if _tune.recorders:  # inside ssmtune.record(): note the layout's problem
+        _tune.note_fwd(metas, delta_softplus)
+    return entry
 
 
 def _fwd_cuda(u, delta, A, B, C, D=None, z=None, delta_bias=None, initial_state=None,
@@ -207,7 +210,18 @@ def _bwd_prepare(key, inputs, delta_softplus):
         if name in ("B", "C"):
             shape, strides = _plans.bc_meta(shape, strides)
         metas.append((_DTYPES[t.dtype], shape, strides))
-    return _bwd_cache.prepare(key, _ext.runtime(device), metas, delta_softplus, (device,))
+    entry = _bwd_cache.prepare(key, _ext.runtime(device), metas, delta_softplus, (device,))
+    if _tune.recorders:  # inside ssmtune.record(): note the backward's problem
+        u, z, dlast = inputs[0], inputs[6], inputs[11]
+        shape = tuple(u.shape)
+        out_meta = (_DTYPES[u.dtype], shape, _plans.contiguous_strides(shape))
+        last_meta = None
+        if dlast is not None:
+            last_shape = tuple(dlast.shape)
+            last_meta = (_plans.FP32, last_shape, _plans.contiguous_strides(last_shape))
+        fwd_metas = metas[:9] + [out_meta, out_meta if z is not None else None, last_meta]
+        _tune.note_bwd(fwd_metas, delta_softplus, dlast is not None)
+    return entry
 
 
 def _bwd_cuda(u, delta, A, B, C, D, z, delta_bias, initial_state, out, dout, dlast,

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 
 #include "jit/driver.h"
@@ -75,6 +76,62 @@ TEST_CASE("C ABI: without a driver, create says so", "[runtime]") {
   CHECK(ssmtune_runtime_create("", 0, &rt) == SSMTUNE_ERROR_NO_DRIVER);
   CHECK(rt == nullptr);
   CHECK(std::string(ssmtune_last_error()).find("no CUDA driver found") != std::string::npos);
+}
+
+ssmtune_tensor layout_tensor(ssmtune_dtype t, std::initializer_list<int64_t> shape) {
+  ssmtune_tensor x{};
+  x.dtype = t;
+  x.rank = static_cast<int32_t>(shape.size());
+  int i = 0;
+  for (int64_t s : shape) x.shape[i++] = s;
+  int64_t stride = 1;
+  for (int k = x.rank - 1; k >= 0; --k) {
+    x.stride[k] = stride;
+    stride *= x.shape[k];
+  }
+  return x;
+}
+
+TEST_CASE("C ABI: the problem key of a forward layout, without a GPU", "[runtime]") {
+  ssmtune_fwd_args a{};
+  a.u = layout_tensor(SSMTUNE_BF16, {2, 64, 100});
+  a.delta = layout_tensor(SSMTUNE_BF16, {2, 64, 100});
+  a.A = layout_tensor(SSMTUNE_FP32, {64, 16});
+  a.B = layout_tensor(SSMTUNE_BF16, {2, 1, 16, 100});
+  a.C = layout_tensor(SSMTUNE_FP32, {64, 16});
+  a.D = layout_tensor(SSMTUNE_FP32, {64});
+  a.z = layout_tensor(SSMTUNE_BF16, {2, 64, 100});
+  a.out = layout_tensor(SSMTUNE_BF16, {2, 64, 100});
+  a.out_z = layout_tensor(SSMTUNE_BF16, {2, 64, 100});
+  a.delta_softplus = 1;
+  char buf[128];
+  REQUIRE(ssmtune_fwd_problem_key(&a, buf, sizeof buf) == SSMTUNE_OK);
+  CHECK(std::string(buf) == "fwd:b2.d64.l100.n16.g1.bf16.vB.D.z.sp");
+  CHECK(std::string(ssmtune_last_error()).empty());
+
+  char small[8];
+  CHECK(ssmtune_fwd_problem_key(&a, small, sizeof small) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("cannot hold the key") != std::string::npos);
+  CHECK(std::string(small).empty());
+
+  a.delta = layout_tensor(SSMTUNE_BF16, {2, 64, 99});  // validated as prepare validates
+  CHECK(ssmtune_fwd_problem_key(&a, buf, sizeof buf) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("delta") != std::string::npos);
+  CHECK(ssmtune_fwd_problem_key(nullptr, buf, sizeof buf) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(ssmtune_fwd_problem_key(&a, nullptr, 4) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_CASE("C ABI: ssmtune_tune rejects null arguments and clears its result", "[runtime]") {
+  ssmtune_tune_result r{};
+  r.found = 7;
+  r.config[0] = 'x';
+  CHECK(ssmtune_tune(nullptr, "fwd:b1.d4.l8.n2.g1.fp32.vB.vC", nullptr, nullptr, nullptr, &r) ==
+        SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("runtime must not be NULL") != std::string::npos);
+  CHECK(r.found == 0);
+  CHECK(r.config[0] == '\0');
+  CHECK(ssmtune_tune(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr) ==
+        SSMTUNE_ERROR_INVALID_ARGUMENT);
 }
 
 }  // namespace
