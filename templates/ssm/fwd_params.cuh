@@ -109,6 +109,13 @@ constexpr int kPipeProducerThreads = 64;
 // state, `chunk` elements each, unpadded); then a table of 16 bytes per row
 // (its global start and where it lands) and one of 24 bytes per channel
 // (its output rows), filled once per block.
+// Whether the pipelined kernel converts its rows on the way (halves, or a
+// delta transform) and so needs the landing slots; fp32 rows that need no
+// transform land in the float stages directly.
+SSMTUNE_HD constexpr bool pipe_converts(int in_bytes, bool has_bias, bool softplus) {
+  return in_bytes != 4 || has_bias || softplus;
+}
+
 struct PipeSmemLayout {
   int stage_floats;  // one stage
   int land_offset;   // bytes from the start; 0 when nothing lands raw

@@ -9,13 +9,6 @@
 namespace ssmtune {
 namespace {
 
-// Whether the kernel converts its rows on the way (halves, or a delta
-// transform) rather than copying fp32 rows straight into its stages: its
-// kConvert, which decides the landing slots of the layout.
-bool converts(const FwdProblem& p) {
-  return p.dtype != DType::kF32 || p.has_delta_bias || p.delta_softplus;
-}
-
 class Pipelined final : public FwdAlgorithm {
  public:
   ScanAlgo id() const override { return ScanAlgo::kPipelined; }
@@ -33,10 +26,12 @@ class Pipelined final : public FwdAlgorithm {
     return {};
   }
   size_t shared_bytes(const FwdProblem& p, const FwdConfig& c) const override {
+    const int in_bytes = static_cast<int>(dtype_bytes(p.dtype));
+    const bool converts =
+        ssmtune_kernels::pipe_converts(in_bytes, p.has_delta_bias, p.delta_softplus);
     return static_cast<size_t>(
         ssmtune_kernels::pipe_smem_layout(static_cast<int>(p.dstate), c.chunk, c.d_step,
-                                          p.variable_b, p.variable_c, c.items,
-                                          static_cast<int>(dtype_bytes(p.dtype)), converts(p))
+                                          p.variable_b, p.variable_c, c.items, in_bytes, converts)
             .bytes);
   }
   void plan(const FwdPlanContext& x, FwdPlan& plan) const override {
