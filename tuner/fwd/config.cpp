@@ -47,11 +47,11 @@ const char* to_string(ScanAlgo a) {
 Result<ScanAlgo> parse_scan_algo(const std::string& s) {
   if (const FwdAlgorithm* algo = find_fwd_algorithm(s)) return algo->id();
   std::string names;
-  for (size_t i = 0; i < std::size(kAllScanAlgos); ++i)
-    names += std::string(i == 0                              ? ""
-                         : i + 1 == std::size(kAllScanAlgos) ? " or "
-                                                             : ", ") +
-             to_string(kAllScanAlgos[i]);
+  const size_t n = std::size(kAllScanAlgos);
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) names += i + 1 == n ? " or " : ", ";
+    names += to_string(kAllScanAlgos[i]);
+  }
   return Status::invalid_argument("unknown scan algorithm '" + s + "' (expected " + names + ")");
 }
 
