@@ -315,7 +315,10 @@ def _backward_impl(bwd_op, ctx, grads):
             got = dict(zip(_grad_map.names(D is not None, False, delta_bias is not None,
                                            h0 is not None), res))
         named = _grad_map.merge(named, got, torch.add) if named else got
-    return _grad_map.input_grads(named, ctx.needs_input_grad)
+    # One gradient per input the op received: the dispatcher drops trailing
+    # arguments equal to their defaults, and torch's wrapper for list-
+    # returning ops wants exactly as many gradients as inputs it saw.
+    return _grad_map.input_grads(named, ctx.needs_input_grad)[:len(ctx.needs_input_grad)]
 
 
 def _make_backward(bwd_op_of):

@@ -87,3 +87,12 @@ def test_inputs_that_need_no_gradient_get_none():
     needs = (True, False, True, False, False, False, False, False, False, False, False)
     got = ops._backward_impl(op, Ctx(saved(D="D"), needs=needs), ("g",))
     assert got == ("du1", None, "dA1", None, None, None, None, None, None, None, None)
+
+
+def test_one_gradient_per_input_the_op_received():
+    # The dispatcher drops trailing arguments equal to their defaults (here
+    # D=None ... return_last_state=False): torch then passes five needs and
+    # wants five gradients back.
+    op = BwdOp()
+    got = ops._backward_impl(op, Ctx(saved(), needs=(True,) * 5), (["g"],))
+    assert got == ("du1", "ddelta1", "dA1", "dB1", "dC1")

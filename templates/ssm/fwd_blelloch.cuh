@@ -16,12 +16,15 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_blelloch(const SsmFwdPar
   static_assert(Tr::kChunk == Tr::kThreads * Tr::kItems, "blelloch: chunk must be threads * items");
   using AccT = typename Tr::AccT;
   constexpr int T = Tr::kThreads;
+  constexpr ScanSmemLayout l = scan_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kThreads,
+                                                sizeof(AccT), Tr::kVarB, Tr::kVarC, true);
   extern __shared__ float4 smem_raw[];
-  float* s_b = reinterpret_cast<float*>(smem_raw);
-  float* s_c = s_b + (Tr::kVarB ? Tr::kN * Tr::kChunk : 0);
-  AccT* s_h = reinterpret_cast<AccT*>(s_c + (Tr::kVarC ? Tr::kN * Tr::kChunk : 0));
-  AccT* s_a = s_h + Tr::kDStep * Tr::kN;  // scan arrays
-  AccT* s_x = s_a + T;
+  char* smem = reinterpret_cast<char*>(smem_raw);
+  float* s_b = reinterpret_cast<float*>(smem + l.b);
+  float* s_c = reinterpret_cast<float*>(smem + l.c);
+  AccT* s_h = reinterpret_cast<AccT*>(smem + l.h);
+  AccT* s_a = reinterpret_cast<AccT*>(smem + l.a);  // scan arrays
+  AccT* s_x = reinterpret_cast<AccT*>(smem + l.x);
 
   const Tile tile = make_tile<Tr>(p, blockIdx.x, blockIdx.y);
   const int tid = threadIdx.x;

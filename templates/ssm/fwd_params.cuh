@@ -114,6 +114,13 @@ SSMTUNE_HD constexpr int pipe_producer_threads(bool has_z, bool softplus) {
 // elements each, unpadded); then a table of 16 bytes per row (its global
 // start and where it lands) and one of 24 bytes per channel (its output
 // rows, D and delta_bias), filled once per block.
+// Whether the pipelined kernel converts its rows on the way (halves, or a
+// delta transform) and so needs the landing slots; fp32 rows that need no
+// transform land in the float stages directly.
+SSMTUNE_HD constexpr bool pipe_converts(int in_bytes, bool has_bias, bool softplus) {
+  return in_bytes != 4 || has_bias || softplus;
+}
+
 struct PipeSmemLayout {
   int stage_floats;  // one stage
   int z;             // float offset of the z rows in a stage (with z)
@@ -141,13 +148,30 @@ SSMTUNE_HD constexpr PipeSmemLayout pipe_smem_layout(int dstate, int chunk, int 
   return l;
 }
 
-// Shared memory of the scan kernels (warpscan, blelloch), in bytes: staged
-// B/C tiles, the per-channel carried states, and the scan arrays (blelloch)
-// or the per-channel A rows (warpscan).
-SSMTUNE_HD constexpr int scan_smem_bytes(int dstate, int chunk, int d_step, int threads,
-                                         int acc_bytes, bool var_b, bool var_c, bool blelloch) {
-  return 4 * ((var_b ? dstate * chunk : 0) + (var_c ? dstate * chunk : 0)) +
-         acc_bytes * d_step * dstate + (blelloch ? 2 * acc_bytes * threads : 4 * d_step * dstate);
+// Shared memory of the scan kernels (warpscan, blelloch), in bytes from the
+// start: the staged B and C tiles (fp32, `chunk` steps per state, unpadded;
+// absent when constant), the per-channel carried states (AccT), then the
+// per-channel A rows (warpscan, fp32) or the two scan arrays of one AccT per
+// thread (blelloch: a, then x). Host and kernels compute it with this function.
+struct ScanSmemLayout {
+  int b, c;   // B and C tiles
+  int h;      // carried states, d_step x dstate AccT
+  int a;      // warpscan: A rows, d_step x dstate floats; blelloch: the scan array a
+  int x;      // blelloch: the scan array x (warpscan: the end of the A rows)
+  int bytes;  // total
+};
+
+SSMTUNE_HD constexpr ScanSmemLayout scan_smem_layout(int dstate, int chunk, int d_step, int threads,
+                                                     int acc_bytes, bool var_b, bool var_c,
+                                                     bool blelloch) {
+  ScanSmemLayout l{};
+  l.b = 0;
+  l.c = l.b + (var_b ? 4 * dstate * chunk : 0);
+  l.h = l.c + (var_c ? 4 * dstate * chunk : 0);
+  l.a = l.h + acc_bytes * d_step * dstate;
+  l.x = l.a + (blelloch ? acc_bytes * threads : 4 * d_step * dstate);
+  l.bytes = l.x + (blelloch ? acc_bytes * threads : 0);
+  return l;
 }
 
 // Tiles of channels: tiles never straddle a B/C group, so one staged B/C

@@ -43,7 +43,7 @@ struct PipeRing {
   static constexpr int kProd = pipe_producer_threads(Tr::kHasZ, Tr::kSoftplus);
   static constexpr int kBlock = Tr::kThreads + kProd;
   // fp32 rows that need no transform land in the float stages directly.
-  static constexpr bool kConvert = sizeof(InT) != 4 || Tr::kHasBias || Tr::kSoftplus;
+  static constexpr bool kConvert = pipe_converts(sizeof(InT), Tr::kHasBias, Tr::kSoftplus);
   static constexpr int kEs = static_cast<int>(sizeof(InT));
   static constexpr int kPiece = 16 / kEs;              // elements per copy
   static constexpr int kPieces = Tr::kChunk / kPiece;  // copies per row

@@ -16,11 +16,14 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
   static_assert(Tr::kThreads == 32 * Tr::kDStep, "warpscan: one warp per channel");
   static_assert(Tr::kChunk == 32 * Tr::kItems, "warpscan: chunk must be 32 * items");
   using AccT = typename Tr::AccT;
+  constexpr ScanSmemLayout l = scan_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kThreads,
+                                                sizeof(AccT), Tr::kVarB, Tr::kVarC, false);
   extern __shared__ float4 smem_raw[];
-  float* s_b = reinterpret_cast<float*>(smem_raw);
-  float* s_c = s_b + (Tr::kVarB ? Tr::kN * Tr::kChunk : 0);
-  AccT* s_h = reinterpret_cast<AccT*>(s_c + (Tr::kVarC ? Tr::kN * Tr::kChunk : 0));
-  float* s_a = reinterpret_cast<float*>(s_h + Tr::kDStep * Tr::kN);  // A, pre-scaled
+  char* smem = reinterpret_cast<char*>(smem_raw);
+  float* s_b = reinterpret_cast<float*>(smem + l.b);
+  float* s_c = reinterpret_cast<float*>(smem + l.c);
+  AccT* s_h = reinterpret_cast<AccT*>(smem + l.h);
+  float* s_a = reinterpret_cast<float*>(smem + l.a);  // A, pre-scaled
 
   const Tile tile = make_tile<Tr>(p, blockIdx.x, blockIdx.y);
   const int c = threadIdx.x / 32, lane = threadIdx.x % 32;

@@ -88,7 +88,8 @@ class ToyFamily final : public KernelFamily {
                                             const std::string&) const override {
     return candidates;
   }
-  std::string prune_by_resources(const std::string&, const std::vector<jit::KernelImage>&,
+  std::string prune_by_resources(const FamilyProblem&, const std::string&,
+                                 const std::vector<jit::KernelImage>&,
                                  const jit::DeviceInfo&) const override {
     return "";
   }

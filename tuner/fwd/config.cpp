@@ -1,8 +1,11 @@
-// FwdConfig names and keys.
+// FwdConfig names and keys (the algorithms' names come from their descriptors).
 #include "tuner/fwd/config.h"
 
+#include <iterator>
 #include <sstream>
 #include <vector>
+
+#include "tuner/fwd/algorithms.h"
 
 namespace ssmtune {
 namespace {
@@ -37,29 +40,19 @@ bool parse_field(const std::string& f, const std::string& prefix, int& out) {
 }  // namespace
 
 const char* to_string(ScanAlgo a) {
-  switch (a) {
-    case ScanAlgo::kSequential:
-      return "sequential";
-    case ScanAlgo::kWarpScan:
-      return "warpscan";
-    case ScanAlgo::kBlelloch:
-      return "blelloch";
-    case ScanAlgo::kMultiPass:
-      return "multipass";
-    case ScanAlgo::kLookback:
-      return "lookback";
-    case ScanAlgo::kPipelined:
-      return "pipelined";
-  }
-  return "?";
+  const FwdAlgorithm* algo = find_fwd_algorithm(a);
+  return algo != nullptr ? algo->name() : "?";
 }
 
 Result<ScanAlgo> parse_scan_algo(const std::string& s) {
-  for (ScanAlgo a : kAllScanAlgos)
-    if (s == to_string(a)) return a;
-  return Status::invalid_argument("unknown scan algorithm '" + s +
-                                  "' (expected sequential, warpscan, blelloch, multipass, "
-                                  "lookback or pipelined)");
+  if (const FwdAlgorithm* algo = find_fwd_algorithm(s)) return algo->id();
+  std::string names;
+  const size_t n = std::size(kAllScanAlgos);
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0) names += i + 1 == n ? " or " : ", ";
+    names += to_string(kAllScanAlgos[i]);
+  }
+  return Status::invalid_argument("unknown scan algorithm '" + s + "' (expected " + names + ")");
 }
 
 const char* to_string(AccType a) { return a == AccType::kF32 ? "fp32" : "fp64"; }

@@ -11,7 +11,9 @@
 
 namespace ssmtune {
 
-// Scan algorithms; each is its own template specialization.
+// Scan algorithms; each is its own kernel template and has one descriptor
+// (tuner/fwd/algorithms.h: name, legality, shared memory, plan, space,
+// default). kAllScanAlgos lists them in the order listings show them.
 enum class ScanAlgo {
   kSequential,  // each thread runs the recurrence along time for its (d, n) chains
   kWarpScan,    // thread-serial items, then a Kogge-Stone shuffle scan over a warp

@@ -1,20 +1,9 @@
 // Default configs.
 #include "tuner/fwd/heuristics.h"
 
-#include <algorithm>
-
-#include "tuner/fwd/plan.h"
+#include "tuner/fwd/algorithms.h"
 
 namespace ssmtune {
-namespace {
-
-int pow2_floor(int64_t x) {
-  int p = 1;
-  while (p * 2 <= x) p *= 2;
-  return p;
-}
-
-}  // namespace
 
 FwdConfig default_config(const FwdProblem& p, ScanAlgo algo, AccType acc, size_t max_shared_bytes) {
   FwdConfig c;
@@ -22,78 +11,8 @@ FwdConfig default_config(const FwdProblem& p, ScanAlgo algo, AccType acc, size_t
   c.acc = acc;
   // fp64 has no fast exp; fp32 uses the MUFU ex2 (2 ulp, far inside the budget).
   c.exp_mode = acc == AccType::kF64 ? ExpMode::kAccurate : ExpMode::kFast;
-  switch (algo) {
-    case ScanAlgo::kSequential:
-      // Two states per thread (at most 16 lanes per channel): the most
-      // chains, with a 3-level y reduction at dstate 16; 256 threads share
-      // B/C; 64-step chunks keep smem small; the next chunk's reads in
-      // flight. On the H200 at dstate 16 this was within 3% of the fastest
-      // layout at (8, 1536, 2048) fp32 and bf16 and 8% at (4, 5120, 8192)
-      // bf16, where (K64, D32, 2 states, 64 threads) took 1.2-1.5x longer.
-      c.n_split = std::clamp(pow2_floor(std::max<int64_t>(1, p.dstate / 2)), 1, 16);
-      c.d_step = std::min(64, 256 / c.n_split);
-      c.threads = c.d_step * c.n_split;
-      c.chunk = 64;
-      c.items = 2;
-      break;
-    case ScanAlgo::kPipelined:
-      // Four states per thread (a 2-level y reduction at dstate 16, half the
-      // sequential default's lanes per channel: fewer instructions per
-      // state update; the compute warps do not wait on memory, so fewer
-      // warps suffice); 128 compute threads; 32-step chunks in a ring of 3
-      // stages keep a block's shared memory near 42-54 KB (4-5 blocks per
-      // SM on the H200 at dstate 16).
-      c.n_split = std::clamp(pow2_floor(std::max<int64_t>(1, p.dstate / 4)), 1, 16);
-      c.d_step = std::min(64, 128 / c.n_split);
-      c.threads = c.d_step * c.n_split;
-      c.chunk = 32;
-      c.items = 3;
-      break;
-    case ScanAlgo::kMultiPass:
-    case ScanAlgo::kLookback:
-      // At most 8 states per thread keeps h and A in registers at any dstate;
-      // 64 threads per block: d_step = 64 / n_split channels share B/C.
-      c.n_split = std::clamp(pow2_floor(std::max<int64_t>(1, p.dstate / 8)), 1, 32);
-      c.threads = 64;
-      c.d_step = c.threads / c.n_split;
-      // Multi-chunk algorithms want several chunks per sequence.
-      c.chunk = 128;
-      c.items = 1;
-      break;
-    case ScanAlgo::kWarpScan:
-      // One warp per channel, 8 channels per block sharing B/C; 8 items per
-      // lane amortize the 5 shuffle steps (4 for fp64: registers).
-      c.d_step = 8;
-      c.threads = 256;
-      c.items = acc == AccType::kF64 ? 4 : 8;
-      c.chunk = 32 * c.items;
-      // Large dstate: the staged B/C tile (2 x dstate x chunk floats) must fit.
-      while (max_shared_bytes != 0 && c.items > 1 && !check_config(p, c, max_shared_bytes)) {
-        c.items /= 2;
-        c.chunk = 32 * c.items;
-      }
-      break;
-    case ScanAlgo::kBlelloch:
-      c.d_step = 4;
-      c.threads = 128;
-      c.items = 4;
-      c.chunk = c.threads * c.items;
-      while (max_shared_bytes != 0 && !check_config(p, c, max_shared_bytes) &&
-             (c.items > 1 || c.threads > 32)) {
-        if (c.items > 1) {
-          c.items /= 2;
-        } else {
-          c.threads /= 2;  // dstate 256: 2 x 256 x chunk floats of B/C need a short chunk
-        }
-        c.chunk = c.threads * c.items;
-      }
-      break;
-  }
-  if (algo == ScanAlgo::kSequential || algo == ScanAlgo::kMultiPass ||
-      algo == ScanAlgo::kLookback || algo == ScanAlgo::kPipelined) {
-    while (max_shared_bytes != 0 && c.chunk > 16 && !check_config(p, c, max_shared_bytes))
-      c.chunk /= 2;
-  }
+  // Each algorithm's layout, and why, is in its descriptor (tuner/fwd/algos/).
+  if (const FwdAlgorithm* a = find_fwd_algorithm(algo)) a->set_default(p, max_shared_bytes, c);
   return c;
 }
 

@@ -1,9 +1,9 @@
 // What one FwdConfig runs for one FwdProblem: the kernel instantiations (the
 // single function that builds their name expressions), the launches in
 // order with their grids, blocks and shared memory, and the scratch the
-// config needs. Host-side legality checks mirror the templates'
-// static_asserts so illegal configs are rejected before compiling.
-// Pure functions; thread-safe.
+// config needs, from the algorithm's descriptor (tuner/fwd/algorithms.h).
+// Host-side legality checks mirror the templates' static_asserts so illegal
+// configs are rejected before compiling. Pure functions; thread-safe.
 #pragma once
 
 #include <cstddef>

@@ -5,115 +5,21 @@
 #include <map>
 #include <set>
 
-#include "ssm/fwd_params.cuh"
-#include "tuner/fwd/heuristics.h"
+#include "tuner/fwd/algorithms.h"
 #include "tuner/fwd/plan.h"
 
 namespace ssmtune {
 
 std::vector<FwdSpaceEntry> search_space(const FwdProblem& p, const jit::DeviceInfo& device,
                                         const SpaceOptions& o) {
+  // Each algorithm's layouts in table order, then its fp64 anchor.
   std::vector<FwdConfig> raw;
-  struct Exp {
-    ExpMode mode;
-    int share;
-  };
-  std::vector<Exp> exps = {{ExpMode::kFast, 0}};
-  if (o.include_poly) {
-    exps.push_back({ExpMode::kPoly, 2});
-    exps.push_back({ExpMode::kPoly, 4});
+  for (const FwdAlgorithm* algo : fwd_algorithms()) {
+    FwdSpaceBuilder b(p, device, o);
+    algo->space(b);
+    b.add_fp64_anchor(algo->id());
+    for (FwdConfig& c : b.take()) raw.push_back(c);
   }
-  // Each layout once per fp32 exp mode.
-  auto fp32_only = [&](FwdConfig c) {
-    for (const Exp& e : exps) {
-      c.acc = AccType::kF32;
-      c.exp_mode = e.mode;
-      c.poly_share = e.share;
-      raw.push_back(c);
-    }
-  };
-  // fp64 accumulation is an accuracy anchor, not a speed contender: one
-  // layout per algorithm (the default's) rather than the whole grid.
-  auto fp64_anchor = [&](ScanAlgo a) {
-    if (!o.include_fp64) return;
-    FwdConfig c = default_config(p, a, AccType::kF64, device.max_shared_per_block);
-    raw.push_back(c);
-  };
-  // Chunk-staged algorithms: the thread layout d_step x n_split.
-  for (ScanAlgo a : {ScanAlgo::kSequential, ScanAlgo::kMultiPass, ScanAlgo::kLookback}) {
-    const std::vector<int> chunks =
-        a == ScanAlgo::kSequential ? std::vector<int>{64, 128} : std::vector<int>{128, 256};
-    const std::vector<int> splits = a == ScanAlgo::kSequential ? std::vector<int>{1, 2, 4, 8, 16}
-                                                               : std::vector<int>{1, 2, 4, 8};
-    // Sequential: also with the next chunk's reads in flight (items 2),
-    // which costs registers: it wins where occupancy is capped by the grid.
-    const std::vector<int> in_flight =
-        a == ScanAlgo::kSequential ? std::vector<int>{1, 2} : std::vector<int>{1};
-    for (int n_split : splits)
-      for (int threads : {64, 128, 256})
-        for (int chunk : chunks)
-          for (int items : in_flight) {
-            FwdConfig c;
-            c.algo = a;
-            c.n_split = n_split;
-            c.threads = threads;
-            c.d_step = threads / n_split;
-            c.chunk = chunk;
-            c.items = items;
-            if (items == 1) {
-              fp32_only(c);
-            } else {
-              c.acc = AccType::kF32;
-              c.exp_mode = ExpMode::kFast;
-              raw.push_back(c);
-            }
-          }
-    fp64_anchor(a);
-  }
-  // Pipelined: the sequential layouts with 2 to 8 lanes per channel,
-  // 32- or 64-step chunks, double or triple buffered.
-  for (int n_split : {2, 4, 8})
-    for (int threads : {64, 128, 256})
-      for (int chunk : {32, 64})
-        for (int stages : {2, 3}) {
-          FwdConfig c;
-          c.algo = ScanAlgo::kPipelined;
-          c.n_split = n_split;
-          c.threads = threads;
-          c.d_step = threads / n_split;
-          c.chunk = chunk;
-          c.items = stages;
-          if (stages == 3) {
-            fp32_only(c);
-          } else {
-            c.acc = AccType::kF32;
-            c.exp_mode = ExpMode::kFast;
-            raw.push_back(c);
-          }
-        }
-  fp64_anchor(ScanAlgo::kPipelined);
-  for (int d_step : {2, 4, 8})
-    for (int items : {2, 4, 8, 16}) {
-      FwdConfig c;
-      c.algo = ScanAlgo::kWarpScan;
-      c.d_step = d_step;
-      c.threads = 32 * d_step;
-      c.items = items;
-      c.chunk = 32 * items;
-      fp32_only(c);
-    }
-  fp64_anchor(ScanAlgo::kWarpScan);
-  for (int threads : {128, 256})
-    for (int items : {4, 8}) {
-      FwdConfig c;
-      c.algo = ScanAlgo::kBlelloch;
-      c.threads = threads;
-      c.items = items;
-      c.chunk = threads * items;
-      c.d_step = 4;
-      fp32_only(c);
-    }
-  fp64_anchor(ScanAlgo::kBlelloch);
   std::vector<FwdSpaceEntry> out;
   std::set<std::string> seen;
   for (const auto& c : raw) {
@@ -128,8 +34,8 @@ std::vector<FwdSpaceEntry> search_space(const FwdProblem& p, const jit::DeviceIn
       e.pruned = true;
       e.reason = "d_step " + std::to_string(c.d_step) + " exceeds the channels per group (" +
                  std::to_string(p.dim_per_group()) + "): idle threads";
-    } else if (c.algo != ScanAlgo::kWarpScan && c.algo != ScanAlgo::kBlelloch &&
-               c.chunk > 2 * p.seqlen && c.chunk > 32) {
+    } else if (find_fwd_algorithm(c.algo)->prunes_long_chunks() && c.chunk > 2 * p.seqlen &&
+               c.chunk > 32) {
       e.pruned = true;
       e.reason =
           "chunk " + std::to_string(c.chunk) + " far exceeds seqlen " + std::to_string(p.seqlen);
@@ -183,11 +89,10 @@ std::string prune_by_resources(const FwdProblem& p, const FwdConfig& c,
       return "spills " + std::to_string(r.spill_store_bytes) + " B stores / " +
              std::to_string(r.spill_load_bytes) + " B loads (" + r.to_string() + ")";
     if (r.registers <= 0) continue;
-    // Scan kernels of the multipass family launch with 256 threads; the
-    // pipelined kernel adds its producer warps; the rest launch c.threads.
-    int threads = c.threads;
-    if (k.name_expression.find("multipass_scan") != std::string::npos) threads = 256;
-    if (c.algo == ScanAlgo::kPipelined) threads += pipe_producers(p);
+    // The block each kernel launches with (multipass's carry scan: 256
+    // threads; pipelined: its producer warps on top of c.threads).
+    const FwdAlgorithm* algo = find_fwd_algorithm(c.algo);
+    const int threads = algo != nullptr ? algo->block_threads(p, c, k.name_expression) : c.threads;
     const int regs_per_block = r.registers * threads;
     const int blocks = device.registers_per_sm / std::max(1, regs_per_block);
     const int warps = blocks * threads / 32;

@@ -1,0 +1,44 @@
+// The forward algorithm descriptors (one file each in this folder) and the
+// rules, space loops and default helpers that several of them share.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tuner/fwd/algorithms.h"
+
+namespace ssmtune {
+
+const FwdAlgorithm& sequential_algorithm();
+const FwdAlgorithm& warpscan_algorithm();
+const FwdAlgorithm& blelloch_algorithm();
+const FwdAlgorithm& multipass_algorithm();
+const FwdAlgorithm& lookback_algorithm();
+const FwdAlgorithm& pipelined_algorithm();
+
+// The largest power of 2 <= x (1 for x < 2).
+int pow2_floor(int64_t x);
+
+// Rules of the layouts that split a channel's states over n_split threads
+// (sequential, multipass, lookback, pipelined): empty, or the rule broken.
+std::string split_layout_rules(const FwdProblem& p, const FwdConfig& c);
+// Those plus the staged chunk's vector groups (sequential, multipass, lookback).
+std::string staged_layout_rules(const FwdProblem& p, const FwdConfig& c);
+
+// Shared memory of the chunk-staged kernels (chunk_smem_layout), bytes.
+size_t staged_shared_bytes(const FwdProblem& p, const FwdConfig& c);
+
+// The staged algorithms' grid: n_split x threads (64, 128, 256) x chunk x
+// items; items 1 once per fp32 exp mode, items 2 with the fast exp only.
+void add_staged_space(FwdSpaceBuilder& b, ScanAlgo a, const std::vector<int>& chunks,
+                      const std::vector<int>& splits, const std::vector<int>& items);
+
+// The default layout of the algorithms that split the sequence across
+// blocks (multipass, lookback).
+void set_multichunk_default(const FwdProblem& p, size_t max_shared_bytes, FwdConfig& c);
+
+// Halves the chunk (down to 16) until the config fits `max_shared_bytes`.
+void shrink_chunk_to_fit(const FwdProblem& p, size_t max_shared_bytes, FwdConfig& c);
+
+}  // namespace ssmtune

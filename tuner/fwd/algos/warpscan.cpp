@@ -1,0 +1,66 @@
+// The warp scan: one warp per channel, each lane `items` timesteps reduced
+// serially, then a Kogge-Stone shuffle scan over the warp
+// (ssm/fwd_warpscan.cuh).
+#include "ssm/fwd_params.cuh"
+#include "tuner/fwd/algos/common.h"
+
+namespace ssmtune {
+namespace {
+
+class WarpScan final : public FwdAlgorithm {
+ public:
+  ScanAlgo id() const override { return ScanAlgo::kWarpScan; }
+  const char* name() const override { return "warpscan"; }
+  std::string check(const FwdProblem&, const FwdConfig& c) const override {
+    if (c.n_split != 1) return "warpscan takes n_split 1";
+    if (c.threads != 32 * c.d_step) return "warpscan: threads must be 32 * d_step";
+    if (c.chunk != 32 * c.items) return "warpscan: chunk must be 32 * items";
+    return {};
+  }
+  size_t shared_bytes(const FwdProblem& p, const FwdConfig& c) const override {
+    return static_cast<size_t>(ssmtune_kernels::scan_smem_layout(
+                                   static_cast<int>(p.dstate), c.chunk, c.d_step, c.threads,
+                                   c.acc == AccType::kF64 ? 8 : 4, p.variable_b, p.variable_c,
+                                   /*blelloch=*/false)
+                                   .bytes);
+  }
+  void plan(const FwdPlanContext& x, FwdPlan& plan) const override {
+    plan.launches.push_back(
+        {x.add_kernel(plan, "ssm_fwd_warpscan"), {x.tiles, x.batch}, x.block, x.smem});
+  }
+  void space(FwdSpaceBuilder& b) const override {
+    for (int d_step : {2, 4, 8})
+      for (int items : {2, 4, 8, 16}) {
+        FwdConfig c;
+        c.algo = id();
+        c.d_step = d_step;
+        c.threads = 32 * d_step;
+        c.items = items;
+        c.chunk = 32 * items;
+        b.add_fp32(c);
+      }
+  }
+  bool prunes_long_chunks() const override { return false; }
+  void set_default(const FwdProblem& p, size_t max_shared_bytes, FwdConfig& c) const override {
+    // One warp per channel, 8 channels per block sharing B/C; 8 items per
+    // lane amortize the 5 shuffle steps (4 for fp64: registers).
+    c.d_step = 8;
+    c.threads = 256;
+    c.items = c.acc == AccType::kF64 ? 4 : 8;
+    c.chunk = 32 * c.items;
+    // Large dstate: the staged B/C tile (2 x dstate x chunk floats) must fit.
+    while (max_shared_bytes != 0 && c.items > 1 && !check_config(p, c, max_shared_bytes)) {
+      c.items /= 2;
+      c.chunk = 32 * c.items;
+    }
+  }
+};
+
+}  // namespace
+
+const FwdAlgorithm& warpscan_algorithm() {
+  static const WarpScan algo;
+  return algo;
+}
+
+}  // namespace ssmtune
