@@ -107,13 +107,17 @@ Result<cache::TuningDb> open_for_read(const std::string& db_flag) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     return Status::not_found("no tuning database at " + db_path_or_hint(path));
+  if (std::filesystem::is_directory(path, ec))
+    return Status::invalid_argument(path + " is a directory, not a tuning database file");
+  // Reading never changes the file: an older schema is not migrated here
+  // (the file may be shared and read-only); `ssmtune db migrate` does it.
   SSMTUNE_ASSIGN_OR_RETURN(int version, cache::TuningDb::schema_version_of(path));
-  if (version > 0 && version < cache::kSchemaVersion) {
-    SSMTUNE_ASSIGN_OR_RETURN(auto db, cache::TuningDb::open(path, cache::OpenMode::kReadWrite));
-    std::cerr << "ssmtune db: migrated " << path << " from schema version " << version << " to "
-              << cache::kSchemaVersion << "\n";
-    return db;
-  }
+  if (version > 0 && version < cache::kSchemaVersion)
+    return Status::unsupported(path + " has schema version " + std::to_string(version) +
+                               ", older than this build's " +
+                               std::to_string(cache::kSchemaVersion) +
+                               "; read commands never rewrite it: run 'ssmtune db migrate --db " +
+                               path + "' (needs write access) first");
   return cache::TuningDb::open(path, cache::OpenMode::kReadOnly);
 }
 
@@ -122,11 +126,17 @@ Result<cache::TuningDb> open_existing_for_write(const std::string& db_flag) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     return Status::not_found("no tuning database at " + db_path_or_hint(path));
+  if (std::filesystem::is_directory(path, ec))
+    return Status::invalid_argument(path + " is a directory, not a tuning database file");
   return cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
 }
 
 Result<cache::TuningDb> open_for_write(const std::string& db_flag) {
-  return cache::TuningDb::open(cache::resolve_db_path(db_flag), cache::OpenMode::kReadWrite);
+  const std::string path = cache::resolve_db_path(db_flag);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Status::invalid_argument(path + " is a directory, not a tuning database file");
+  return cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
 }
 
 Status check_problem(cache::TuningDb& db, const std::string& key) {

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -89,7 +90,8 @@ struct Runtime::Impl {
       if (it != kernels.end()) return &it->second;
     }
     SSMTUNE_ASSIGN_OR_RETURN(ConfigChoice choice, choose(p));
-    if (choice.rule != SelectRule::kExact && tune_budget_s > 0 && db && !forced) {
+    if (choice.rule != SelectRule::kExact && tune_budget_s > 0 && db && !forced &&
+        !db->read_only()) {
       SSMTUNE_ASSIGN_OR_RETURN(choice, tune_first(p, std::move(choice)));
     }
     SSMTUNE_ASSIGN_OR_RETURN(
@@ -149,11 +151,21 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
   if (o.use_db) {
     const std::string path = cache::resolve_db_path(o.db_path);
     impl->db_path = path;
-    SSMTUNE_ASSIGN_OR_RETURN(cache::TuningDb db,
-                             cache::TuningDb::open(path, cache::OpenMode::kReadWrite));
-    impl->db = std::make_unique<cache::TuningDb>(std::move(db));
-    SSMTUNE_ASSIGN_OR_RETURN(auto cubins, cache::SqliteCubinCache::open(path));
-    impl->cubins = std::move(cubins);
+    auto db = cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
+    std::error_code ec;
+    if (!db && db.status().code() == Code::kIoError && std::filesystem::exists(path, ec)) {
+      // A shared database this process cannot write (read-only file or
+      // directory): read it, and keep compiled cubins in memory.
+      SSMTUNE_ASSIGN_OR_RETURN(cache::TuningDb ro,
+                               cache::TuningDb::open(path, cache::OpenMode::kReadOnly));
+      impl->db = std::make_unique<cache::TuningDb>(std::move(ro));
+      impl->cubins = std::make_unique<jit::MemoryCubinCache>();
+    } else {
+      if (!db) return db.status();
+      impl->db = std::make_unique<cache::TuningDb>(std::move(*db));
+      SSMTUNE_ASSIGN_OR_RETURN(auto cubins, cache::SqliteCubinCache::open(path));
+      impl->cubins = std::move(cubins);
+    }
   } else {
     impl->cubins = std::make_unique<jit::MemoryCubinCache>();
   }

@@ -28,7 +28,24 @@ def version():
 def tune(batch, dim, seqlen, dstate, groups=1, dtype="fp32", *, constant_bc=False, with_d=False,
          with_z=False, delta_bias=False, softplus=False, last_state=False, initial_state=False,
          time_limit=None, db=None):
-    """Runs `ssmtune tune` for one shape; returns its summary table as text."""
+    """Runs `ssmtune tune` for one shape; returns its summary table as text.
+
+    Sizes must be positive ints; a wrong type or value raises TypeError or
+    ValueError naming the argument before anything runs."""
+    for name, v in (("batch", batch), ("dim", dim), ("seqlen", seqlen), ("dstate", dstate),
+                    ("groups", groups)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"ssmtune.tune: {name} must be an int, got {type(v).__name__} {v!r}")
+        if v < 1:
+            raise ValueError(f"ssmtune.tune: {name} must be >= 1, got {v}")
+    if dtype not in ("fp32", "fp16", "bf16"):
+        raise ValueError(f"ssmtune.tune: dtype must be 'fp32', 'fp16' or 'bf16', got {dtype!r}")
+    if time_limit is not None:
+        if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)):
+            raise TypeError(f"ssmtune.tune: time_limit must be a number of seconds, got "
+                            f"{time_limit!r}")
+        if not (time_limit >= 0 and time_limit != float("inf")):
+            raise ValueError(f"ssmtune.tune: time_limit must be finite and >= 0, got {time_limit}")
     import shutil
     exe = _lib.executable() or shutil.which("ssmtune")
     if exe is None:
@@ -46,5 +63,9 @@ def tune(batch, dim, seqlen, dstate, groups=1, dtype="fp32", *, constant_bc=Fals
         cmd += ["--db", str(db)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
-        raise RuntimeError("ssmtune tune failed: " + r.stderr.strip().splitlines()[-1])
+        # Every line: CLI11 puts the reason first and "Run with --help" last.
+        lines = [ln for ln in r.stderr.strip().splitlines()
+                 if ln and not ln.startswith("Run with --help")]
+        why = "; ".join(lines) or f"exit code {r.returncode}"
+        raise RuntimeError(f"ssmtune tune failed (exit code {r.returncode}): {why}")
     return r.stdout
