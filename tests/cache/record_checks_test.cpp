@@ -31,7 +31,7 @@ Measurement good() {
 BestEntry good_best() { return testing::sample_best(sample_device().uuid, problem_key(), config_key(), kNow); }
 
 // A forward config key that parses but is illegal for every problem (chunk 0).
-constexpr char kIllegalFwdConfig[] = "seq.K0.D8.fp32.t128.i8.s1.fast";
+constexpr char kIllegalFwdConfig[] = "sequential.K0.D8.fp32.t128.i8.s1.fast";
 // A backward problem, a config legal for it and one that is not (threads
 // must be d_step * n_split).
 constexpr char kBwdProblem[] = "bwd:b2.d48.l17.n16.g1.fp32";
@@ -106,25 +106,25 @@ TEST_CASE("measurement checks refuse out-of-range values and name the field", "[
   m.errors[1].max_rel = std::numeric_limits<double>::quiet_NaN();
   m.detail = "line 1\n\tline 2 \xc3\xa9";
   m.timestamp = kNow + 60;
-  CHECK(check_measurement(m, "m", false, kNow).is_ok());
+  CHECK(check_measurement(m, "m", false, kNow).to_string() == "ok");
   m.timestamp = 0;
-  CHECK(check_measurement(m, "m", true, kNow).is_ok());
+  CHECK(check_measurement(m, "m", true, kNow).to_string() == "ok");
   // A pruned config is recorded exactly because it is illegal.
   m = good();
   m.status = MeasureStatus::kPruned;
   m.config_key = kIllegalFwdConfig;
-  CHECK(check_measurement(m, "m", false, kNow).is_ok());
+  CHECK(check_measurement(m, "m", false, kNow).to_string() == "ok");
   // The backward family's legal config; a family this build does not know
   // gets the generic key checks only.
   m = good();
   m.family = "bwd";
   m.problem_key = kBwdProblem;
   m.config_key = kLegalBwdConfig;
-  CHECK(check_measurement(m, "m", false, kNow).is_ok());
+  CHECK(check_measurement(m, "m", false, kNow).to_string() == "ok");
   m.family = "";
   m.problem_key = "dec:b1.d8.w4";
   m.config_key = "any.K3";
-  CHECK(check_measurement(m, "m", false, kNow).is_ok());
+  CHECK(check_measurement(m, "m", false, kNow).to_string() == "ok");
   m.config_key = "a b";
   CHECK_FALSE(check_measurement(m, "m", false, kNow).is_ok());
 }
@@ -140,7 +140,7 @@ TEST_CASE("best entry and device checks", "[cache][checks]") {
   CHECK(check_best_entry(b, "best[0]", false, kNow).message().find("best[0].config_key") !=
         std::string::npos);
   b.config_key = kLegalBwdConfig;
-  CHECK(check_best_entry(b, "b", false, kNow).is_ok());
+  CHECK(check_best_entry(b, "b", false, kNow).to_string() == "ok");
   b = good_best();
   b.median_ms = -0.1;
   CHECK_FALSE(check_best_entry(b, "b", false, kNow).is_ok());

@@ -220,7 +220,7 @@ TEST_CASE("measurements are stored, filtered and checked", "[cache]") {
     m.detail = "CUDA_ERROR_ILLEGAL_ADDRESS";
     m.verdict = "defect";
     m.errors[0].max_rel = std::numeric_limits<double>::quiet_NaN();
-    m.errors[0].rel_l2 = -std::numeric_limits<double>::infinity();
+    m.errors[0].rel_l2 = std::numeric_limits<double>::infinity();  // (negative is refused)
     m.errors[0].unwritten = 5;
     REQUIRE(db.add_measurement(m).is_ok());
     auto got = db.measurements();
@@ -598,7 +598,7 @@ TEST_CASE("families share the database: keys, filters and checks", "[cache]") {
   CHECK(store.add_measurement(mismatch).message().find("does not match") != std::string::npos);
   auto repeated = back;
   repeated.errors.push_back(repeated.errors[0]);
-  CHECK(store.add_measurement(repeated).message().find("'du' has two errors") != std::string::npos);
+  CHECK(store.add_measurement(repeated).message().find("output 'du' repeated") != std::string::npos);
   auto bad_family = back;
   bad_family.family.clear();
   bad_family.problem_key = "Bad Family:b1";

@@ -179,7 +179,7 @@ TEST_CASE("import refuses hostile values and changes nothing", "[cli][hostile]")
       {"negative error", "measurements", "rel_l2", -1e-6},
       {"negative count", "measurements", "repeats", -5},
       {"future timestamp", "best", "timestamp", INT64_MAX},
-      {"K0 config", "best", "config_key", "seq.K0.D8.fp32.t128.i8.s1.fast"},
+      {"K0 config", "best", "config_key", "sequential.K0.D8.fp32.t128.i8.s1.fast"},
       {"backward config for a forward problem", "measurements", "config_key",
        "seq.K32.D8.fp32.t32.s4.fast"},
       {"cut to 32 bits", "devices", "driver_version", int64_t{1} << 33},
