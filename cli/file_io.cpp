@@ -114,7 +114,8 @@ Status write_output_file(const std::string& path, const std::string& text,
   std::string tmp = target + ".tmp.XXXXXX";
   const int fd = ::mkstemp(tmp.data());
   if (fd < 0)
-    return Status::io_error(os_error("cannot create a temporary file beside " + path, errno));
+    return Status::io_error(
+        os_error("cannot write " + path + " (no temporary file beside it)", errno));
   if (exists)
     (void)::fchmod(fd, st.st_mode & 07777);
   else
