@@ -366,7 +366,7 @@ void add_db_migrate(CLI::App& db) {
     }
     auto before = cache::TuningDb::schema_version_of(path);
     if (!report(name, before.status())) return;
-    auto tdb = open_existing_for_write(a->db);
+    auto tdb = cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
     if (!report(name, tdb.status())) return;
     std::cerr << (*before == cache::kSchemaVersion
                       ? "already at"

@@ -121,6 +121,21 @@ Result<cache::TuningDb> open_for_read(const std::string& db_flag) {
   return cache::TuningDb::open(path, cache::OpenMode::kReadOnly);
 }
 
+namespace {
+
+// Opens `path` for writing; an older schema is migrated then, and said so
+// on stderr (older builds cannot read the file afterwards).
+Result<cache::TuningDb> open_writable(const std::string& path) {
+  SSMTUNE_ASSIGN_OR_RETURN(int version, cache::TuningDb::schema_version_of(path));
+  SSMTUNE_ASSIGN_OR_RETURN(auto db, cache::TuningDb::open(path, cache::OpenMode::kReadWrite));
+  if (version > 0 && version < cache::kSchemaVersion)
+    std::cerr << "ssmtune: migrated " << path << " from schema version " << version << " to "
+              << cache::kSchemaVersion << "\n";
+  return db;
+}
+
+}  // namespace
+
 Result<cache::TuningDb> open_existing_for_write(const std::string& db_flag) {
   const std::string path = cache::resolve_db_path(db_flag);
   std::error_code ec;
@@ -128,7 +143,7 @@ Result<cache::TuningDb> open_existing_for_write(const std::string& db_flag) {
     return Status::not_found("no tuning database at " + db_path_or_hint(path));
   if (std::filesystem::is_directory(path, ec))
     return Status::invalid_argument(path + " is a directory, not a tuning database file");
-  return cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
+  return open_writable(path);
 }
 
 Result<cache::TuningDb> open_for_write(const std::string& db_flag) {
@@ -136,7 +151,7 @@ Result<cache::TuningDb> open_for_write(const std::string& db_flag) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     return Status::invalid_argument(path + " is a directory, not a tuning database file");
-  return cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
+  return open_writable(path);
 }
 
 Status check_problem(cache::TuningDb& db, const std::string& key) {

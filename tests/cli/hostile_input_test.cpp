@@ -365,11 +365,21 @@ TEST_CASE("read commands never migrate an older schema", "[cli][hostile][readonl
     CHECK(lines(r.out) == 1);
   }
   CHECK(testing::read_file(db) == before);
+  // A write command migrates, and says so.
+  fs::copy_file(db, dir.file("old2.db"));
+  auto w = run_command(kBin + " db prune --failed --db " + dir.file("old2.db"));
+  INFO(w.out);
+  CHECK(w.exit_code == kOk);
+  CHECK(w.out.find("migrated " + dir.file("old2.db") + " from schema version 1 to") !=
+        std::string::npos);
   auto m = run_command(kBin + " db migrate --db " + db);
   INFO(m.out);
   CHECK(m.exit_code == kOk);
   CHECK(m.out.find("migrated from schema version 1") != std::string::npos);
   CHECK(run_command(kBin + " db list --db " + db).exit_code == kOk);
+  auto again = run_command(kBin + " db migrate --db " + db);
+  CHECK(again.exit_code == kOk);
+  CHECK(again.out.find("already at schema version") != std::string::npos);
 }
 
 }  // namespace
