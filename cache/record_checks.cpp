@@ -183,8 +183,9 @@ Status check_measurement(const Measurement& m, const std::string& where, bool al
   SSMTUNE_RETURN_IF_ERROR(count(m.spill_bytes, 1 << 30, where, "spill_bytes"));
   SSMTUNE_RETURN_IF_ERROR(count(m.shared_bytes, 1 << 30, where, "shared_bytes"));
   if (m.errors.size() > kMaxOutputs)
-    return bad(where, "errors", std::to_string(m.errors.size()) + " outputs (at most " +
-                                    std::to_string(kMaxOutputs) + ")");
+    return bad(
+        where, "errors",
+        std::to_string(m.errors.size()) + " outputs (at most " + std::to_string(kMaxOutputs) + ")");
   for (size_t i = 0; i < m.errors.size(); ++i) {
     const std::string at = where + ".errors[" + std::to_string(i) + "]";
     SSMTUNE_RETURN_IF_ERROR(output_error(m.errors[i], at));

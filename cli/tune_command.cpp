@@ -176,7 +176,8 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--time-limit", a->tune.time_limit, "seconds of measuring (0: no limit)")
       ->check(non_negative())
       ->capture_default_str();
-  cmd->add_option("--max-error", a->tune.max_error, "tighter rel L2 budget than the dtype's default")
+  cmd->add_option("--max-error", a->tune.max_error,
+                  "tighter rel L2 budget than the dtype's default")
       ->check(non_negative());
   cmd->add_option("--timeout", a->timeout, "seconds one config may take before it is killed")
       ->check(CLI::Range(0.001, 86400.0))

@@ -28,7 +28,9 @@ Measurement good() {
   return sample_measurement(sample_device().uuid, problem_key(), config_key(), 0.5);
 }
 
-BestEntry good_best() { return testing::sample_best(sample_device().uuid, problem_key(), config_key(), kNow); }
+BestEntry good_best() {
+  return testing::sample_best(sample_device().uuid, problem_key(), config_key(), kNow);
+}
 
 // A forward config key that parses but is illegal for every problem (chunk 0).
 constexpr char kIllegalFwdConfig[] = "sequential.K0.D8.fp32.t128.i8.s1.fast";

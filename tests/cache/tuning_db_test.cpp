@@ -598,7 +598,8 @@ TEST_CASE("families share the database: keys, filters and checks", "[cache]") {
   CHECK(store.add_measurement(mismatch).message().find("does not match") != std::string::npos);
   auto repeated = back;
   repeated.errors.push_back(repeated.errors[0]);
-  CHECK(store.add_measurement(repeated).message().find("output 'du' repeated") != std::string::npos);
+  CHECK(store.add_measurement(repeated).message().find("output 'du' repeated") !=
+        std::string::npos);
   auto bad_family = back;
   bad_family.family.clear();
   bad_family.problem_key = "Bad Family:b1";

@@ -336,7 +336,8 @@ TEST_CASE("ssmtune db works across families and shows each output's error", "[cl
   {
     auto tdb = cache::TuningDb::open(db, cache::OpenMode::kReadWrite);
     REQUIRE(tdb.is_ok());
-    auto m = testing::sample_measurement(testing::sample_device(0).uuid, bwd, "seq.K64.D8.fp32.t32.s4.fast", 0.3);
+    auto m = testing::sample_measurement(testing::sample_device(0).uuid, bwd,
+                                         "seq.K64.D8.fp32.t32.s4.fast", 0.3);
     m.family = "bwd";
     m.errors[0].output = "du";
     OutputError dA = m.errors[0];
@@ -345,7 +346,8 @@ TEST_CASE("ssmtune db works across families and shows each output's error", "[cl
     m.errors.push_back(dA);
     summarize_errors(m);
     REQUIRE(tdb->add_measurement(m).is_ok());
-    auto b = testing::sample_best(m.device_uuid, bwd, "seq.K64.D8.fp32.t32.s4.fast", 1700000200, m.template_hash);
+    auto b = testing::sample_best(m.device_uuid, bwd, "seq.K64.D8.fp32.t32.s4.fast", 1700000200,
+                                  m.template_hash);
     b.family = "bwd";
     REQUIRE(tdb->set_best(b).is_ok());
   }
