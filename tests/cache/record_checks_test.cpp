@@ -8,6 +8,7 @@
 #include <climits>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "cache/db_fixtures.h"
 #include "cache/tuning_db.h"
@@ -179,6 +180,28 @@ TEST_CASE("check_text accepts UTF-8 and refuses control characters and bad seque
   }
   CHECK(check_text("tab\there\nnext", "t", true).is_ok());
   CHECK_FALSE(check_text(std::string(kMaxTextBytes + 1, 'a'), "t").is_ok());
+}
+
+TEST_CASE("printable_text makes any bytes text the checks accept", "[cache][checks]") {
+  // What a tuning session records: a log excerpt cut mid-character, escapes.
+  CHECK(printable_text("ok \xc3\xa9\nline\t2") == "ok \xc3\xa9\nline\t2");
+  CHECK(printable_text("cut \xe2\x9c") == "cut ??");
+  CHECK(printable_text("\x1b[31mred", false) == "?[31mred");
+  CHECK(printable_text("a\nb", false) == "a?b");
+  CHECK(printable_text(std::string(10, 'x') + "\xf0\x9f\x9a\x80", true, 12) ==
+        std::string(10, 'x'));  // never half a character
+  uint64_t seed = std::random_device{}();
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < 2000; ++i) {
+    std::string bytes(rng() % 40, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng() % 4 == 0 ? 0x80 + rng() % 0x80 : rng() % 256);
+    const bool multiline = rng() % 2;
+    const std::string t = printable_text(bytes, multiline);
+    INFO(i);
+    CHECK(check_text(t, "t", multiline).is_ok());
+    CHECK(printable_text(t, multiline) == t);
+  }
 }
 
 // An export with one device and the measurement `m` (json), for import.
