@@ -2,9 +2,11 @@
 // merge of such a file in one transaction.
 #include "cache/tuning_db.h"
 
+#include <cstdint>
 #include <ctime>
 
 #include "cache/keys.h"
+#include "cache/record_checks.h"
 #include "tuner/records_json.h"
 
 namespace ssmtune::cache {
@@ -37,7 +39,17 @@ class Reader {
     const json* v = find(k, required);
     if (v == nullptr) return 0;
     if (!v->is_number_integer()) return fail(k, "expected an integer"), 0;
+    if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t{INT64_MAX})
+      return fail(k, v->dump() + " does not fit a 64-bit integer"), 0;
     return v->get<int64_t>();
+  }
+  // An integer the driver API holds in 32 bits (versions, SM counts):
+  // refused, not cut, when it does not fit.
+  int64_t int32(const char* k) {
+    const int64_t v = integer(k);
+    if (v < INT32_MIN || v > INT32_MAX)
+      return fail(k, std::to_string(v) + " does not fit a 32-bit integer"), 0;
+    return v;
   }
   double number(const char* k) {
     const json* v = find(k, false);
@@ -81,12 +93,13 @@ Result<DeviceRecord> parse_device(const json& j, const std::string& where) {
   DeviceRecord d;
   d.uuid = r.text("uuid");
   d.name = r.text("name");
-  d.cc_major = r.integer("cc_major");
-  d.cc_minor = r.integer("cc_minor");
-  d.sm_count = r.integer("sm_count");
-  d.driver_version = r.integer("driver_version");
+  d.cc_major = r.int32("cc_major");
+  d.cc_minor = r.int32("cc_minor");
+  d.sm_count = r.int32("sm_count");
+  d.driver_version = r.int32("driver_version");
   d.nvrtc_version = r.text("nvrtc_version");
   if (!r.status().is_ok()) return r.status();
+  SSMTUNE_RETURN_IF_ERROR(check_device_record(d, where));
   return d;
 }
 
@@ -121,6 +134,7 @@ Result<Measurement> parse_measurement(const json& j, const std::string& where, i
                              "nvrtc_version", "timestamp"}));
   if (format == 1) SSMTUNE_RETURN_IF_ERROR(add_legacy_out_error(j, where, m));
   m.problem_key = qualified_key(m.problem_key);
+  SSMTUNE_RETURN_IF_ERROR(check_measurement(m, where));
   return m;
 }
 
@@ -150,11 +164,12 @@ Result<BestEntry> parse_best(const json& j, const std::string& where) {
   b.spread_ms = r.number("spread_ms");
   b.rel_l2 = r.number("rel_l2");
   b.template_hash = r.text("template_hash");
-  b.driver_version = r.integer("driver_version");
+  b.driver_version = r.int32("driver_version");
   b.nvrtc_version = r.text("nvrtc_version");
   b.timestamp = r.integer("timestamp", true);
   b.rule = r.text("rule", false);
   if (!r.status().is_ok()) return r.status();
+  SSMTUNE_RETURN_IF_ERROR(check_best_entry(b, where));
   return b;
 }
 
@@ -189,7 +204,8 @@ Result<json> TuningDb::export_json() {
 }
 
 Result<ImportReport> TuningDb::import_json(const json& j, MergePolicy policy) {
-  if (!j.is_object() || j.value("application", std::string()) != "ssmtune")
+  // (No json::value(): it throws when "application" is not a string.)
+  if (!j.is_object() || !j.contains("application") || j["application"] != "ssmtune")
     return Status::invalid_argument(
         "not an ssmtune export (expected a JSON object with \"application\": \"ssmtune\")");
   if (!j.contains("format") || !j["format"].is_number_integer() ||

@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "cache/keys.h"
+#include "cache/read_only_open.h"
+#include "cache/record_checks.h"
 #include "cache/record_rows.h"
 
 namespace ssmtune::cache {
@@ -90,7 +92,7 @@ Result<int> TuningDb::schema_version_of(const std::string& path) {
   if (!fs::exists(path, ec)) return 0;
   if (fs::is_directory(path, ec))
     return Status::io_error(path + " is a directory, not a tuning database file");
-  SSMTUNE_ASSIGN_OR_RETURN(Connection c, Connection::open(path, SQLITE_OPEN_READONLY));
+  SSMTUNE_ASSIGN_OR_RETURN(Connection c, open_read_only(path));
   SSMTUNE_RETURN_IF_ERROR(c.set_busy_timeout(kBusyTimeoutMs));
   return read_schema_version(c, path);
 }
@@ -107,7 +109,7 @@ Result<TuningDb> TuningDb::open(const std::string& path, OpenMode mode) {
       return Status::unsupported(path + " has schema version " + std::to_string(version) +
                                  ", older than this build's " + std::to_string(kSchemaVersion) +
                                  "; open it for writing once to migrate it");
-    SSMTUNE_ASSIGN_OR_RETURN(Connection c, Connection::open(path, SQLITE_OPEN_READONLY));
+    SSMTUNE_ASSIGN_OR_RETURN(Connection c, open_read_only(path));
     SSMTUNE_RETURN_IF_ERROR(c.set_busy_timeout(kBusyTimeoutMs));
     return TuningDb(std::move(c), path, true);
   }
@@ -202,6 +204,7 @@ Status TuningDb::write_device(const DeviceRecord& d) {
 
 Status TuningDb::upsert_device(const DeviceRecord& d) {
   if (d.uuid.empty()) return Status::invalid_argument("device record without a UUID");
+  SSMTUNE_RETURN_IF_ERROR(check_device_record(d, "device " + d.uuid));
   return write_transaction([&] { return write_device(d); });
 }
 
@@ -329,6 +332,8 @@ Status TuningDb::insert_measurement(const Measurement& given) {
 }
 
 Status TuningDb::add_measurements(const std::vector<Measurement>& ms) {
+  for (size_t i = 0; i < ms.size(); ++i)
+    SSMTUNE_RETURN_IF_ERROR(check_measurement(ms[i], "measurement " + std::to_string(i), true));
   return write_transaction([&]() -> Status {
     for (size_t i = 0; i < ms.size(); ++i)
       SSMTUNE_RETURN_IF_ERROR(
@@ -404,6 +409,7 @@ Status TuningDb::insert_best(const BestEntry& given) {
 }
 
 Status TuningDb::set_best(const BestEntry& b) {
+  SSMTUNE_RETURN_IF_ERROR(check_best_entry(b, "best entry", true));
   return write_transaction([&] { return insert_best(b); });
 }
 
@@ -448,37 +454,47 @@ Result<PruneReport> TuningDb::prune(const PruneOptions& o) {
     return Status::invalid_argument("pruning stale entries needs the current versions");
   if (o.older_than_days && *o.older_than_days < 0)
     return Status::invalid_argument("older-than must be a number of days >= 0");
+  // One condition per table, so a row matching several criteria counts
+  // once; a dry run counts with SELECT (it works on a read-only database).
+  // Deleting a measurement deletes its errors (ON DELETE CASCADE).
+  const int64_t now = o.now != 0 ? o.now : int64_t{std::time(nullptr)};
+  std::string m_where, b_where;
+  auto either = [](std::string& w, const std::string& c) { w += (w.empty() ? "" : " OR ") + c; };
+  if (o.failed) either(m_where, "status IN ('compile_failed', 'launch_failed', 'faulted')");
+  if (o.older_than_days) either(m_where, "timestamp < ?4");
+  if (o.stale) {
+    either(m_where, "NOT (" + current_clause(1) + ")");
+    either(b_where, "NOT (" + current_clause(1) + ")");
+  }
+  auto run = [&](const char* table, const std::string& where, bool count) -> Result<int64_t> {
+    if (where.empty()) return int64_t{0};
+    SSMTUNE_ASSIGN_OR_RETURN(
+        Statement st, c_.prepare(std::string(count ? "SELECT count(*) FROM " : "DELETE FROM ") +
+                                 table + " WHERE " + where));
+    // Parameters 1-3: versions; 4: the age cut-off (unused ones are unbound).
+    if (o.stale) SSMTUNE_RETURN_IF_ERROR(bind_versions(st, 1, v));
+    if (o.older_than_days && std::string(table) == "measurements")
+      SSMTUNE_RETURN_IF_ERROR(st.bind(4, now - int64_t{*o.older_than_days} * 86400));
+    if (count) {
+      SSMTUNE_ASSIGN_OR_RETURN(bool row, st.step());
+      return row ? st.column_int(0) : int64_t{0};
+    }
+    SSMTUNE_RETURN_IF_ERROR(st.run());
+    return c_.changes();
+  };
   PruneReport report;
-  Status s = write_transaction(
-      [&]() -> Status {
-        report = {};
-        if (o.failed) {
-          SSMTUNE_RETURN_IF_ERROR(
-              c_.exec("DELETE FROM measurements WHERE status IN ('compile_failed', "
-                      "'launch_failed', 'faulted')"));
-          report.measurements += c_.changes();
-        }
-        if (o.older_than_days) {
-          const int64_t now = o.now != 0 ? o.now : int64_t{std::time(nullptr)};
-          SSMTUNE_ASSIGN_OR_RETURN(Statement st,
-                                   c_.prepare("DELETE FROM measurements WHERE timestamp < ?1"));
-          SSMTUNE_RETURN_IF_ERROR(st.bind(1, now - int64_t{*o.older_than_days} * 86400));
-          SSMTUNE_RETURN_IF_ERROR(st.run());
-          report.measurements += c_.changes();
-        }
-        if (o.stale) {
-          for (const char* table : {"measurements", "best"}) {
-            SSMTUNE_ASSIGN_OR_RETURN(
-                Statement st, c_.prepare(std::string("DELETE FROM ") + table + " WHERE NOT (" +
-                                         current_clause(1) + ")"));
-            SSMTUNE_RETURN_IF_ERROR(bind_versions(st, 1, v));
-            SSMTUNE_RETURN_IF_ERROR(st.run());
-            (std::string(table) == "best" ? report.best : report.measurements) += c_.changes();
-          }
-        }
-        return Status::ok();
-      },
-      !o.dry_run);
+  if (o.dry_run) {
+    SSMTUNE_ASSIGN_OR_RETURN(Transaction tx, Transaction::begin(c_, Transaction::Kind::kDeferred));
+    SSMTUNE_ASSIGN_OR_RETURN(report.measurements, run("measurements", m_where, true));
+    SSMTUNE_ASSIGN_OR_RETURN(report.best, run("best", b_where, true));
+    return report;
+  }
+  Status s = write_transaction([&]() -> Status {
+    report = {};
+    SSMTUNE_ASSIGN_OR_RETURN(report.measurements, run("measurements", m_where, false));
+    SSMTUNE_ASSIGN_OR_RETURN(report.best, run("best", b_where, false));
+    return Status::ok();
+  });
   SSMTUNE_RETURN_IF_ERROR(s);
   return report;
 }

@@ -25,7 +25,8 @@ namespace ssmtune::cache {
 
 enum class OpenMode {
   kReadWrite,  // creates the file (and its directory) if missing; migrates an older schema
-  kReadOnly,   // the file must exist and hold the current schema
+  kReadOnly,   // the file must exist and hold the current schema; never written, also where
+               // this process cannot write (cache/read_only_open.h)
 };
 
 // One problem key with what the database holds for it.
@@ -51,7 +52,7 @@ struct PruneOptions {
   bool failed = false;                 // compile_failed, launch_failed and faulted measurements
   std::optional<int> older_than_days;  // measurements older than this many days
   int64_t now = 0;                     // unix seconds for older_than_days; 0: the clock
-  bool dry_run = false;                // count, then roll back
+  bool dry_run = false;                // only count (works on a read-only database)
 };
 
 struct PruneReport {
@@ -97,6 +98,10 @@ class TuningDb final : public TuningStore {
   Status check_integrity();
 
   // --- Devices, problems, configs
+  // Every write checks its records first (cache/record_checks.h): a value
+  // out of range, a key that does not parse or a config illegal for its
+  // problem is kInvalidArgument naming the field, and nothing is written.
+
   // Inserts or updates (name, driver, NVRTC may change) the device row.
   Status upsert_device(const DeviceRecord& d) override;
   Result<std::optional<DeviceRecord>> device(const std::string& uuid);

@@ -98,8 +98,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--all-algorithms", a->all, "time every algorithm's default config");
   cmd->add_option("--seed", a->seed, "input seed (0: fresh)")->capture_default_str();
   cmd->add_option("--target-ms", a->target_ms, "timed repeats per config, in total ms")
+      ->check(CLI::Range(0.001, 1e6))
       ->capture_default_str();
   cmd->add_option("--copy-gbs", a->copy_gbs, "device-to-device bandwidth for the bytes floor")
+      ->check(CLI::Range(0.001, 1e6))
       ->capture_default_str();
   cmd->add_option("--format", a->format, "table, json or csv")->capture_default_str();
   cmd->callback([a] { run(*a); });

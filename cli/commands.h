@@ -11,9 +11,14 @@ namespace ssmtune::cli {
 
 // Exit code a command's callback leaves for main().
 int& exit_code();
-// Prints "ssmtune <command>: <status>" to stderr and sets the exit code to 1
-// (2 for invalid arguments). Returns false when `s` is an error.
+// Prints "ssmtune <command>: <status>" to stderr and sets the exit code
+// (cli/exit_codes.h: exit_code_for(s.code()), or `code`). Returns false when
+// `s` is an error.
 bool report(const char* command, const Status& s);
+bool report(const char* command, const Status& s, int code);
+// As report(), for errors in an input file's contents: invalid arguments
+// exit with kExitBadInput rather than kExitUsage.
+bool report_input(const char* command, const Status& s);
 
 void add_devices_command(CLI::App& app);
 void add_compile_command(CLI::App& app);

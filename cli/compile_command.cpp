@@ -1,7 +1,12 @@
 // `ssmtune compile`: JIT-compiles a kernel family for an arch (no GPU
 // needed) and prints each instantiation's resource report and compile time.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
-#include <fstream>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -28,8 +33,26 @@ struct CompileArgs {
   std::string format = "table";
   std::vector<std::string> configs;
   std::string cubin_dir;
+  const CLI::Option* cubin_dir_opt = nullptr;  // to tell --cubin-dir "" from none
   ProblemArgs problem;
 };
+
+// --cubin-dir: an existing directory this process can write to.
+Status check_cubin_dir(const CompileArgs& a) {
+  if (a.cubin_dir_opt == nullptr || a.cubin_dir_opt->count() == 0) return Status::ok();
+  if (a.cubin_dir.empty()) return Status::invalid_argument("--cubin-dir needs a directory");
+  struct stat st;
+  if (::stat(a.cubin_dir.c_str(), &st) != 0) {
+    const int e = errno;
+    const std::string msg = "--cubin-dir " + a.cubin_dir + ": " + std::strerror(e);
+    return e == ENOENT ? Status::not_found(msg) : Status::io_error(msg);
+  }
+  if (!S_ISDIR(st.st_mode))
+    return Status::invalid_argument("--cubin-dir " + a.cubin_dir + " is not a directory");
+  if (::access(a.cubin_dir.c_str(), W_OK | X_OK) != 0)
+    return Status::io_error("--cubin-dir " + a.cubin_dir + ": " + std::strerror(errno));
+  return Status::ok();
+}
 
 // The given configs of the problem's family; without configs, for the
 // forward every algorithm x accumulation dtype at its default config for
@@ -69,10 +92,13 @@ Result<std::vector<jit::Instantiation>> family_instantiations(const CompileArgs&
 Status write_cubin(const std::string& dir, std::string name, const std::string& cubin) {
   if (name.size() > 3 && name.compare(name.size() - 3, 3, ".cu") == 0) name.resize(name.size() - 3);
   const std::string path = dir + "/" + name + ".cubin";
-  std::ofstream f(path, std::ios::binary);
-  f.write(cubin.data(), static_cast<std::streamsize>(cubin.size()));
-  f.close();
-  if (!f) return Status::io_error("cannot write " + path);
+  errno = 0;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return Status::io_error("cannot write " + path + ": " + std::strerror(errno));
+  const bool ok = std::fwrite(cubin.data(), 1, cubin.size(), f) == cubin.size();
+  const int e = errno;
+  if (std::fclose(f) != 0 || !ok)
+    return Status::io_error("cannot write " + path + ": " + std::strerror(ok ? errno : e));
   return Status::ok();
 }
 
@@ -80,6 +106,7 @@ void run(CompileArgs a) {
   auto fmt = parse_format(a.format);
   if (!report("compile", fmt.status())) return;
   if (!report("compile", jit::validate_arch(a.arch))) return;
+  if (!report("compile", check_cubin_dir(a))) return;
   if (!a.problem.key.empty()) a.problem.family = family_of_key(a.problem.key);
   auto inst = family_instantiations(a);
   if (!report("compile", inst.status())) return;
@@ -134,13 +161,16 @@ void add_compile_command(CLI::App& app) {
   cmd->add_option("--arch", a->arch, "target, sm_XX")->capture_default_str();
   cmd->add_option("--per-program", a->per_program,
                   "instantiations per NVRTC program (0: all in one)")
+      ->check(CLI::Range(size_t{0}, size_t{1} << 20))
       ->capture_default_str();
-  cmd->add_option("--threads", a->threads, "parallel NVRTC compilations (0: one per core)")
+  cmd->add_option("--threads", a->threads,
+                  "parallel NVRTC compilations, 0 to 256 (0: one per core)")
+      ->check(CLI::Range(0u, 256u))
       ->capture_default_str();
   cmd->add_option("--config", a->configs,
                   "compile these config keys of the problem's family (as `ssmtune db show` "
                   "prints them) instead of the defaults");
-  cmd->add_option(
+  a->cubin_dir_opt = cmd->add_option(
       "--cubin-dir", a->cubin_dir,
       "write each program's cubin to DIR/PROGRAM.cubin (an existing folder), e.g. fwd_0.cubin");
   cmd->add_option("--format", a->format, "table, json or csv")->capture_default_str();

@@ -2,13 +2,16 @@
 // the command itself and list, show, best, stale and prune; explain and
 // diff are in db_explain_command.cpp, export/import/merge in
 // db_transfer_command.cpp.
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <tuple>
 
+#include "cache/db_path.h"
 #include "cache/keys.h"
 #include "cli/commands.h"
 #include "cli/db_support.h"
+#include "cli/option_checks.h"
 #include "jit/compiler.h"
 #include "jit/driver.h"
 
@@ -35,11 +38,12 @@ void add_db_command(CLI::App& app) {
   add_db_import(*db, true);
   add_db_prune(*db);
   add_db_stale(*db);
+  add_db_migrate(*db);
   db->callback([db] {
     if (!db->get_subcommands().empty()) return;
     const auto extra = db->remaining();
     const std::string known =
-        "list, show, best, explain, diff, export, import, merge, prune or stale";
+        "list, show, best, explain, diff, export, import, merge, prune, stale or migrate";
     report("db", Status::invalid_argument(extra.empty() ? "give a subcommand: " + known
                                                         : "unknown subcommand '" + extra.front() +
                                                               "' (expected " + known +
@@ -104,7 +108,8 @@ void add_db_list(CLI::App& db) {
     if (a->what == "devices") return dt.print(std::cout, *fmt);
     if (a->what == "problems") return pt.print(std::cout, *fmt);
     if (*fmt == Format::kJson) {
-      std::cout << nlohmann::json{{"devices", table_json(dt)}, {"problems", table_json(pt)}}.dump(2)
+      std::cout << nlohmann::json{{"devices", table_json(dt)}, {"problems", table_json(pt)}}.dump(
+                       2, ' ', false, nlohmann::json::error_handler_t::replace)
                 << "\n";
       return;
     }
@@ -133,7 +138,9 @@ void add_db_show(CLI::App& db) {
   cmd->add_option("--status", a->status,
                   "only this status: ok, pruned, compile_failed, launch_failed, faulted, "
                   "inaccurate");
-  cmd->add_option("--limit", a->limit, "only the newest N (0: all)")->capture_default_str();
+  cmd->add_option("--limit", a->limit, "only the newest N (0: all)")
+      ->check(non_negative())
+      ->capture_default_str();
   add_db_options(cmd, a->db);
   cmd->callback([a, cmd] {
     const char* name = "db show";
@@ -303,7 +310,8 @@ void add_db_prune(CLI::App& db) {
   cmd->add_flag("--stale", a->stale,
                 "measurements and best entries stale against the current versions");
   cmd->add_flag("--failed", a->failed, "compile_failed, launch_failed and faulted measurements");
-  auto* older = cmd->add_option("--older-than", a->older_than, "measurements older than DAYS");
+  auto* older = cmd->add_option("--older-than", a->older_than, "measurements older than DAYS")
+                    ->check(CLI::Range(0, 1000000));
   cmd->add_flag("--dry-run", a->dry_run, "count what would be removed; change nothing");
   add_db_options(cmd, a->db);
   add_version_options(cmd, a->versions);
@@ -327,7 +335,8 @@ void add_db_prune(CLI::App& db) {
       if (!report(name, v.status())) return;
       o.versions = *v;
     }
-    auto tdb = open_existing_for_write(a->db.db);
+    // A dry run only reads: it works on a database this user cannot write.
+    auto tdb = o.dry_run ? open_for_read(a->db.db) : open_existing_for_write(a->db.db);
     if (!report(name, tdb.status())) return;
     auto r = tdb->prune(o);
     if (!report(name, r.status())) return;
@@ -336,6 +345,33 @@ void add_db_prune(CLI::App& db) {
     t.print(std::cout, *fmt);
     std::cerr << (o.dry_run ? "would remove " : "removed ") << r->measurements
               << " measurements and " << r->best << " best entries from " << tdb->path() << "\n";
+  });
+}
+
+// --- migrate
+
+void add_db_migrate(CLI::App& db) {
+  auto* cmd = db.add_subcommand(
+      "migrate", "Bring a database of an older schema to this build's (read commands never do)");
+  auto a = std::make_shared<DbOptions>();
+  add_db_options(cmd, *a);
+  cmd->callback([a, cmd] {
+    const char* name = "db migrate";
+    if (!no_extra_arguments(cmd, name)) return;
+    const std::string path = cache::resolve_db_path(a->db);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      report(name, Status::not_found("no tuning database at " + path));
+      return;
+    }
+    auto before = cache::TuningDb::schema_version_of(path);
+    if (!report(name, before.status())) return;
+    auto tdb = cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
+    if (!report(name, tdb.status())) return;
+    std::cerr << (*before == cache::kSchemaVersion
+                      ? "already at"
+                      : "migrated from schema version " + std::to_string(*before) + " to")
+              << " schema version " << cache::kSchemaVersion << ": " << path << "\n";
   });
 }
 

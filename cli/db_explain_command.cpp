@@ -8,6 +8,7 @@
 #include "cache/keys.h"
 #include "cli/commands.h"
 #include "cli/db_support.h"
+#include "cli/option_checks.h"
 #include "report/diff.h"
 #include "report/report_data.h"
 #include "tuner/selection.h"
@@ -145,7 +146,7 @@ void explain(const ExplainArgs& a) {
           {"config", b.config_key}, {"median_ms", b.median_ms},      {"rel_l2", b.rel_l2},
           {"rule", b.rule},         {"time", iso_time(b.timestamp)}, {"stale", b.stale}};
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   if (*fmt == Format::kTable) {
@@ -312,6 +313,7 @@ void add_db_explain(CLI::App& db) {
   cmd->add_option("--device", a->device,
                   "device UUID (needed when the problem was measured on several)");
   cmd->add_option("--max-error", a->max_error, "rel. L2 budget (0: each measurement's own)")
+      ->check(non_negative())
       ->capture_default_str();
   add_db_options(cmd, a->db);
   add_version_options(cmd, a->versions);

@@ -107,26 +107,51 @@ Result<cache::TuningDb> open_for_read(const std::string& db_flag) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     return Status::not_found("no tuning database at " + db_path_or_hint(path));
+  if (std::filesystem::is_directory(path, ec))
+    return Status::invalid_argument(path + " is a directory, not a tuning database file");
+  // Reading never changes the file: an older schema is not migrated here
+  // (the file may be shared and read-only); `ssmtune db migrate` does it.
   SSMTUNE_ASSIGN_OR_RETURN(int version, cache::TuningDb::schema_version_of(path));
-  if (version > 0 && version < cache::kSchemaVersion) {
-    SSMTUNE_ASSIGN_OR_RETURN(auto db, cache::TuningDb::open(path, cache::OpenMode::kReadWrite));
-    std::cerr << "ssmtune db: migrated " << path << " from schema version " << version << " to "
-              << cache::kSchemaVersion << "\n";
-    return db;
-  }
+  if (version > 0 && version < cache::kSchemaVersion)
+    return Status::unsupported(path + " has schema version " + std::to_string(version) +
+                               ", older than this build's " +
+                               std::to_string(cache::kSchemaVersion) +
+                               "; read commands never rewrite it: run 'ssmtune db migrate --db " +
+                               path + "' (needs write access) first");
   return cache::TuningDb::open(path, cache::OpenMode::kReadOnly);
 }
+
+namespace {
+
+// Opens `path` for writing; an older schema is migrated then, and said so
+// on stderr (older builds cannot read the file afterwards).
+Result<cache::TuningDb> open_writable(const std::string& path) {
+  SSMTUNE_ASSIGN_OR_RETURN(int version, cache::TuningDb::schema_version_of(path));
+  SSMTUNE_ASSIGN_OR_RETURN(auto db, cache::TuningDb::open(path, cache::OpenMode::kReadWrite));
+  if (version > 0 && version < cache::kSchemaVersion)
+    std::cerr << "ssmtune: migrated " << path << " from schema version " << version << " to "
+              << cache::kSchemaVersion << "\n";
+  return db;
+}
+
+}  // namespace
 
 Result<cache::TuningDb> open_existing_for_write(const std::string& db_flag) {
   const std::string path = cache::resolve_db_path(db_flag);
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     return Status::not_found("no tuning database at " + db_path_or_hint(path));
-  return cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
+  if (std::filesystem::is_directory(path, ec))
+    return Status::invalid_argument(path + " is a directory, not a tuning database file");
+  return open_writable(path);
 }
 
 Result<cache::TuningDb> open_for_write(const std::string& db_flag) {
-  return cache::TuningDb::open(cache::resolve_db_path(db_flag), cache::OpenMode::kReadWrite);
+  const std::string path = cache::resolve_db_path(db_flag);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return Status::invalid_argument(path + " is a directory, not a tuning database file");
+  return open_writable(path);
 }
 
 Status check_problem(cache::TuningDb& db, const std::string& key) {

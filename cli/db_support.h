@@ -35,8 +35,10 @@ Result<Versions> current_versions(const VersionOptions& v);
 // "driver 13.0, NVRTC 13.0, templates 0123abcd" (fields not compared left out).
 std::string describe(const Versions& v);
 
-// The database for a read command: a missing file is an error (nothing is
-// created); an older schema is migrated first, with a note on stderr.
+// The database for a read command, opened read-only (also in a read-only
+// directory): a missing file is an error (nothing is created); an older
+// schema is refused with a pointer to `ssmtune db migrate` (reads never
+// rewrite the file).
 Result<cache::TuningDb> open_for_read(const std::string& db_flag);
 // For a command that changes an existing database (prune): missing is an error.
 Result<cache::TuningDb> open_existing_for_write(const std::string& db_flag);
@@ -83,5 +85,6 @@ void add_db_export(CLI::App& db);
 void add_db_import(CLI::App& db, bool merge);
 void add_db_prune(CLI::App& db);
 void add_db_stale(CLI::App& db);
+void add_db_migrate(CLI::App& db);
 
 }  // namespace ssmtune::cli

@@ -1,12 +1,12 @@
 // `ssmtune db export | import | merge`: moving tuning results between
 // machines as JSON. import lets the file's best entries win; merge keeps
 // whichever is newer. Both add only measurements not already present.
-#include <fstream>
 #include <iostream>
-#include <iterator>
 
+#include "cache/json_text.h"
 #include "cli/commands.h"
 #include "cli/db_support.h"
+#include "cli/file_io.h"
 
 namespace ssmtune::cli {
 namespace {
@@ -14,6 +14,7 @@ namespace {
 struct ExportArgs {
   DbOptions db;
   std::string output;
+  const CLI::Option* output_opt = nullptr;  // to tell -o "" from no -o
 };
 
 void run_export(const ExportArgs& a) {
@@ -25,30 +26,26 @@ void run_export(const ExportArgs& a) {
                      "export writes JSON only (use 'ssmtune db show --format csv' for a table)"));
     return;
   }
+  if (a.output_opt != nullptr && a.output_opt->count() > 0 && a.output.empty()) {
+    report(name, Status::invalid_argument("-o needs a file name (or '-' for stdout)"));
+    return;
+  }
   auto tdb = open_for_read(a.db.db);
   if (!report(name, tdb.status())) return;
+  const bool to_stdout = a.output.empty() || a.output == "-";
+  // Checked before exporting, and again (through the inode) when writing.
+  if (!to_stdout && same_file(a.output, tdb->path())) {
+    report(name, Status::invalid_argument("refusing to write the export over the database " +
+                                          tdb->path() + " itself: give another -o file"));
+    return;
+  }
   auto j = tdb->export_json();
   if (!report(name, j.status())) return;
-  const std::string text = j->dump(2) + "\n";
-  if (a.output.empty() || a.output == "-") {
+  const std::string text = cache::dump_json_text(*j) + "\n";
+  if (to_stdout) {
     std::cout << text;
-  } else {
-    // Into a temporary file renamed over the target, so a failed export
-    // never leaves half a file.
-    const std::string tmp = a.output + ".tmp";
-    {
-      std::ofstream out(tmp, std::ios::binary);
-      out << text;
-      if (!out) {
-        report(name, Status::io_error("cannot write " + tmp));
-        return;
-      }
-    }
-    if (std::rename(tmp.c_str(), a.output.c_str()) != 0) {
-      std::remove(tmp.c_str());
-      report(name, Status::io_error("cannot write " + a.output));
-      return;
-    }
+  } else if (!report(name, write_output_file(a.output, text, tdb->path()))) {
+    return;
   }
   std::cerr << "exported " << (*j)["devices"].size() << " devices, " << (*j)["measurements"].size()
             << " measurements and " << (*j)["best"].size() << " best entries from " << tdb->path()
@@ -61,14 +58,8 @@ struct ImportArgs {
 };
 
 Result<nlohmann::json> read_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::not_found("cannot read " + path);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    return Status::invalid_argument(path + " is not valid JSON: " + e.what());
-  }
+  SSMTUNE_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
+  return cache::parse_json_text(text, path);
 }
 
 void run_import(const ImportArgs& a, bool merge) {
@@ -76,12 +67,21 @@ void run_import(const ImportArgs& a, bool merge) {
   auto fmt = parse_format(a.db.format);
   if (!report(name, fmt.status())) return;
   auto j = read_json(a.file);
-  if (!report(name, j.status())) return;
+  if (!report_input(name, j.status())) return;
   auto tdb = open_for_write(a.db.db);
   if (!report(name, tdb.status())) return;
   auto r = tdb->import_json(
       *j, merge ? cache::MergePolicy::kNewerWins : cache::MergePolicy::kIncomingWins);
-  if (!report(name, r.status().with_context(a.file))) return;
+  // Errors in the file's entries name the file; a database that cannot be
+  // written (read-only, full) names the database.
+  if (!r.status().is_ok()) {
+    const Code c = r.status().code();
+    if (c == Code::kInvalidArgument || c == Code::kUnsupported)
+      report_input(name, r.status().with_context(a.file));
+    else
+      report(name, r.status().with_context("importing into " + tdb->path()));
+    return;
+  }
   Table t({"devices_added", "measurements_added", "measurements_skipped", "best_added",
            "best_replaced", "best_kept"});
   t.add_row({r->devices_added, r->measurements_added, r->measurements_skipped, r->best_added,
@@ -94,7 +94,9 @@ void run_import(const ImportArgs& a, bool merge) {
 void add_db_export(CLI::App& db) {
   auto* cmd = db.add_subcommand("export", "Write devices, measurements and best entries as JSON");
   auto a = std::make_shared<ExportArgs>();
-  cmd->add_option("--output,-o", a->output, "file to write (default: stdout)");
+  a->output_opt = cmd->add_option(
+      "--output,-o", a->output,
+      "file to write (default: stdout); a symlink is written through, never the database itself");
   add_db_options(cmd, a->db, "json");
   cmd->callback([a, cmd] {
     if (no_extra_arguments(cmd, "db export")) run_export(*a);

@@ -3,12 +3,36 @@
 
 namespace ssmtune::cli {
 
+namespace {
+
+constexpr const char* kShapeOptions[] = {
+    "--batch",    "--dim",         "--seqlen",       "--dstate", "--groups",
+    "--dtype",    "--constant-bc", "--with-d",       "--with-z", "--delta-bias",
+    "--softplus", "--last-state",  "--initial-state"};
+
+}  // namespace
+
+Status ProblemArgs::check_given() const {
+  if (cmd == nullptr || cmd->count("--problem") == 0) return Status::ok();
+  if (key.empty())
+    return Status::invalid_argument(
+        "--problem needs a key, e.g. fwd:b8.d1536.l2048.n16.g1.fp32.vB.vC ('ssmtune db list "
+        "problems' shows those tuned)");
+  for (const char* opt : kShapeOptions)
+    if (cmd->count(opt) > 0)
+      return Status::invalid_argument(std::string("--problem KEY fixes every size and flag; ") +
+                                      opt + " cannot be combined with it");
+  return Status::ok();
+}
+
 Result<ParsedProblem> ProblemArgs::any_problem() const {
+  SSMTUNE_RETURN_IF_ERROR(check_given());
   if (!key.empty()) return parse_any_problem(key);
   const KernelFamily* f = find_family(family);
   if (f == nullptr) return Status::invalid_argument("unknown kernel family '" + family + "'");
   ProblemArgs sizes = *this;
   sizes.key.clear();
+  sizes.cmd = nullptr;  // checked above
   SSMTUNE_ASSIGN_OR_RETURN(FwdProblem p, sizes.problem());
   const std::string body = p.key().substr(sizeof(kFwdKeyPrefix) - 1);
   SSMTUNE_ASSIGN_OR_RETURN(auto problem, f->parse_problem(family + ":" + body));
@@ -16,6 +40,7 @@ Result<ParsedProblem> ProblemArgs::any_problem() const {
 }
 
 Result<FwdProblem> ProblemArgs::problem() const {
+  SSMTUNE_RETURN_IF_ERROR(check_given());
   if (!key.empty()) return FwdProblem::from_key(key);
   FwdProblem p;
   p.batch = batch;
@@ -36,6 +61,7 @@ Result<FwdProblem> ProblemArgs::problem() const {
 }
 
 void add_problem_options(CLI::App* cmd, ProblemArgs& a) {
+  a.cmd = cmd;
   cmd->add_option("--problem", a.key,
                   "a problem key, as `ssmtune db list` prints it (replaces the options below)");
   cmd->add_option("--family", a.family, "kernel family of the size and flag options (fwd, ...)")

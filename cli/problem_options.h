@@ -16,6 +16,7 @@ struct ProblemArgs {
   std::string dtype = "fp32";
   bool constant_bc = false, with_d = false, with_z = false, delta_bias = false;
   bool softplus = false, last_state = false, initial_state = false;
+  const CLI::App* cmd = nullptr;  // set by add_problem_options: which options were given
 
   std::string family = "fwd";  // the kernel family the size and flag options describe
   // The forward problem of the options (an error for another family's key).
@@ -23,6 +24,9 @@ struct ProblemArgs {
   // The problem of any family: the key as given, else the options as a
   // problem of `family` (the forward's sizes and flags under its prefix).
   Result<ParsedProblem> any_problem() const;
+  // Both refuse --problem "" and --problem with any of the size or flag
+  // options (the key already fixes them all).
+  Status check_given() const;
 };
 
 // Adds --problem (a key as `ssmtune db list` prints it), --batch, --dim, --seqlen, --dstate,

@@ -2,12 +2,13 @@
 // of a tuning database, optionally with bench/compare.py results and a
 // comparison with a second database. The work is in report/.
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <set>
 
+#include "cache/db_path.h"
 #include "cli/commands.h"
 #include "cli/db_support.h"
+#include "cli/file_io.h"
 #include "report/bench_json.h"
 #include "report/diff.h"
 #include "report/html_report.h"
@@ -90,13 +91,8 @@ void run(const ReportArgs& a) {
   }
   in.generated = iso_time(static_cast<int64_t>(std::time(nullptr)));
   const std::string html = report::render_html(in);
-  std::ofstream out(a.output, std::ios::binary);
-  out << html;
-  out.close();
-  if (!out) {
-    report(name, Status::io_error("cannot write '" + a.output + "'"));
-    return;
-  }
+  // Never over the database it was made from; a failure leaves no half file.
+  if (!report(name, write_output_file(a.output, html, cache::resolve_db_path(a.db.db)))) return;
   size_t plots = 0;
   for (size_t i = html.find("<svg"); i != std::string::npos; i = html.find("<svg", i + 4)) ++plots;
   std::cerr << "wrote " << a.output << ": " << plots << " plots, " << model.devices.size()

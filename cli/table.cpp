@@ -8,15 +8,32 @@
 namespace ssmtune::cli {
 namespace {
 
+// Control characters (a terminal escape, a newline in a device name from an
+// older database) are shown as \xNN, never sent to the terminal raw.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string cell(const nlohmann::json& v) {
-  if (v.is_string()) return v.get<std::string>();
+  if (v.is_string()) return printable(v.get<std::string>());
   if (v.is_null()) return "";
   if (v.is_number_float()) {
     std::ostringstream os;
     os << std::setprecision(4) << v.get<double>();
     return os.str();
   }
-  return v.dump();
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string csv_escape(const std::string& s) {
@@ -48,7 +65,8 @@ void Table::print(std::ostream& os, Format format) const {
       for (size_t i = 0; i < columns_.size(); ++i) o[columns_[i]] = r[i];
       arr.push_back(std::move(o));
     }
-    os << arr.dump(2) << "\n";
+    // Invalid UTF-8 (from an older database) is replaced, not thrown on.
+    os << arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return;
   }
   if (format == Format::kCsv) {

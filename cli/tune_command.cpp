@@ -14,10 +14,12 @@
 #include "cache/sqlite_cubin_cache.h"
 #include "cache/tuning_db.h"
 #include "cli/commands.h"
+#include "cli/option_checks.h"
 #include "cli/problem_options.h"
 #include "cli/progress_line.h"
 #include "cli/table.h"
 #include "jit/compiler.h"
+#include "jit/driver.h"
 #include "jit/template_sources.h"
 #include "tuner/session.h"
 #include "tuner/worker_measurer.h"
@@ -114,6 +116,8 @@ void run(const TuneArgs& a) {
     if (!report("tune", p.status())) return;
     problems.push_back(std::move(*p));
   }
+  // No driver: say so before anything (the database) is created.
+  if (auto drv = jit::Driver::get(); !report("tune", drv.status())) return;
   const std::string path = cache::resolve_db_path(a.db);
   auto db = cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
   if (!report("tune", db.status())) return;
@@ -167,12 +171,16 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--strategy", a->tune.strategy, "halving, exhaustive or random")
       ->capture_default_str();
   cmd->add_option("--budget", a->tune.budget, "most configs to measure (0: no limit)")
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--time-limit", a->tune.time_limit, "seconds of measuring (0: no limit)")
+      ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--max-error", a->tune.max_error,
-                  "tighter rel L2 budget than the dtype's default");
+                  "tighter rel L2 budget than the dtype's default")
+      ->check(non_negative());
   cmd->add_option("--timeout", a->timeout, "seconds one config may take before it is killed")
+      ->check(CLI::Range(0.001, 86400.0))
       ->capture_default_str();
   cmd->add_option("--seed", a->input_seed, "input seed (0: fresh)")->capture_default_str();
   cmd->add_option("--gpu", a->tune.gpu, "device ordinal")->capture_default_str();

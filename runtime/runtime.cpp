@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -283,15 +284,25 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
   if (o.use_db) {
     const std::string path = cache::resolve_db_path(o.db_path);
     impl->db_path = path;
-    SSMTUNE_ASSIGN_OR_RETURN(cache::TuningDb db,
-                             cache::TuningDb::open(path, cache::OpenMode::kReadWrite));
-    impl->db = std::make_unique<cache::TuningDb>(std::move(db));
-    SSMTUNE_ASSIGN_OR_RETURN(auto cubins, cache::SqliteCubinCache::open(path));
-    impl->cubins = std::move(cubins);
-    LibraryTunerOptions to;
-    to.db_path = path;
-    to.gpu = o.device;
-    impl->tuner = std::make_unique<LibraryTuner>(std::move(to), sources);
+    auto db = cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
+    std::error_code ec;
+    if (!db && db.status().code() == Code::kIoError && std::filesystem::exists(path, ec)) {
+      // A shared database this process cannot write (read-only file or
+      // directory): read it, keep compiled cubins in memory, never tune.
+      SSMTUNE_ASSIGN_OR_RETURN(cache::TuningDb ro,
+                               cache::TuningDb::open(path, cache::OpenMode::kReadOnly));
+      impl->db = std::make_unique<cache::TuningDb>(std::move(ro));
+      impl->cubins = std::make_unique<jit::MemoryCubinCache>();
+    } else {
+      if (!db) return db.status();
+      impl->db = std::make_unique<cache::TuningDb>(std::move(*db));
+      SSMTUNE_ASSIGN_OR_RETURN(auto cubins, cache::SqliteCubinCache::open(path));
+      impl->cubins = std::move(cubins);
+      LibraryTunerOptions to;
+      to.db_path = path;
+      to.gpu = o.device;
+      impl->tuner = std::make_unique<LibraryTuner>(std::move(to), sources);
+    }
   } else {
     impl->cubins = std::make_unique<jit::MemoryCubinCache>();
   }

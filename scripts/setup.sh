@@ -5,7 +5,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libsqlite3-dev catch2 libcli11-dev nlohmann-json3-dev
           clang-format python3 python3-pytest python3-dev python3-venv python3-pip
-          python3-setuptools python3-wheel chromium)
+          python3-setuptools python3-wheel chromium clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -162,6 +162,13 @@ struct BestEntry {
 };
 bool is_stale(const BestEntry& b, const Versions& v);
 
+// `s` as text the tuning database accepts (cache/record_checks.h): invalid
+// UTF-8 and control characters become '?' (\n, \t and \r stay when
+// `multiline`), and at most `max_bytes` bytes, cut between characters. For
+// text a run produces (a compile log excerpt, a fault message).
+std::string printable_text(const std::string& s, bool multiline = true,
+                           size_t max_bytes = size_t{1} << 16);
+
 // The family of a problem key: the text before ':' ("fwd" for "fwd:b8...").
 // Keys without a prefix (written before families existed) are "fwd".
 std::string family_of_key(const std::string& problem_key);

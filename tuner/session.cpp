@@ -86,8 +86,16 @@ Measurement Session::base(const std::string& config) const {
   return m;
 }
 
-Status Session::record(const std::vector<Measurement>& ms) {
-  if (ms.empty()) return Status::ok();
+Status Session::record(const std::vector<Measurement>& given) {
+  if (given.empty()) return Status::ok();
+  // Text from a run (a log excerpt cut mid-character, a driver message) as
+  // the store accepts it: it refuses control characters and invalid UTF-8.
+  std::vector<Measurement> ms = given;
+  for (Measurement& m : ms) {
+    m.detail = printable_text(m.detail);
+    m.verdict = printable_text(m.verdict, false);
+    for (OutputError& e : m.errors) e.verdict = printable_text(e.verdict, false);
+  }
   return store_.add_measurements(ms).with_context("recording measurements of " + key_);
 }
 

@@ -130,6 +130,12 @@ def problem_key(batch, dim, seqlen, dstate, groups=1, dtype="fp32", *, family="f
     "fwd:b8.d1536.l2048.n16.g1.bf16.vB.vC". family="bwd" gives the backward's key
     ("bwd:" + the forward key's body; dlast=True adds ".dlast": a gradient flows
     into last_state, which needs last_state=True)."""
+    for name, v in (("batch", batch), ("dim", dim), ("seqlen", seqlen), ("dstate", dstate),
+                    ("groups", groups)):
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"ssmtune: {name} must be an int, got {type(v).__name__} {v!r}")
+        if v < 1:
+            raise ValueError(f"ssmtune: {name} must be >= 1, got {v}")
     if family not in ("fwd", "bwd"):
         raise ValueError(f"ssmtune: family {family!r}: expected 'fwd' or 'bwd'")
     if dlast and family != "bwd":
@@ -377,6 +383,12 @@ def tune(*args, time_limit=None, strategy="halving", max_configs=0, seed=0, forc
     Returns a TuneSummary (a list of TuneResult; str() is a table). A problem
     that fails is a result with `error`; RuntimeError after the others ran
     when any failed (its .summary holds the results)."""
+    if time_limit is not None:
+        if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)):
+            raise TypeError(f"ssmtune.tune: time_limit must be a number of seconds, got "
+                            f"{time_limit!r}")
+        if not (time_limit >= 0 and time_limit != float("inf")):
+            raise ValueError(f"ssmtune.tune: time_limit must be finite and >= 0, got {time_limit}")
     keys = _keys_of(args, shape)
     if device is None:
         device = 0

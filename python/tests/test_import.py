@@ -90,3 +90,21 @@ def test_without_a_gpu_the_runtime_says_so(monkeypatch):
     monkeypatch.setenv("SSMTUNE_DB", "")
     with pytest.raises(RuntimeError, match="no CUDA driver found"):
         _lib.runtime()
+
+
+@pytest.mark.parametrize("args,kind,word", [
+    ((1.5, 64, 128, 16), TypeError, "batch"),
+    ((1, "64", 128, 16), TypeError, "dim"),
+    ((1, 64, 0, 16), ValueError, "seqlen"),
+    ((True, 64, 128, 16), TypeError, "batch"),
+])
+def test_tune_checks_its_arguments_before_running(args, kind, word):
+    with pytest.raises(kind, match=word):
+        ssmtune.tune(*args)
+
+
+def test_tune_checks_time_limit_and_dtype():
+    with pytest.raises(ValueError, match="time_limit"):
+        ssmtune.tune(1, 64, 128, 16, time_limit=float("nan"))
+    with pytest.raises(ValueError, match="dtype"):
+        ssmtune.tune(1, 64, 128, 16, dtype="fp8")

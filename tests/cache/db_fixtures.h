@@ -46,6 +46,37 @@ inline void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
+// Version 1 as it shipped: no measurements.min_ms, no cubins table.
+inline constexpr char kSchemaV1[] = R"sql(
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta VALUES ('application', 'ssmtune'), ('schema_version', '1');
+CREATE TABLE devices (uuid TEXT PRIMARY KEY, name TEXT NOT NULL, cc_major INTEGER NOT NULL,
+  cc_minor INTEGER NOT NULL, sm_count INTEGER NOT NULL, driver_version INTEGER NOT NULL,
+  nvrtc_version TEXT NOT NULL);
+CREATE TABLE problems (key TEXT PRIMARY KEY, family TEXT NOT NULL, batch INTEGER NOT NULL,
+  dim INTEGER NOT NULL, seqlen INTEGER NOT NULL, dstate INTEGER NOT NULL, groups INTEGER NOT NULL,
+  dtype TEXT NOT NULL, variable_b INTEGER NOT NULL, variable_c INTEGER NOT NULL,
+  has_d INTEGER NOT NULL, has_z INTEGER NOT NULL, has_delta_bias INTEGER NOT NULL,
+  delta_softplus INTEGER NOT NULL, return_last_state INTEGER NOT NULL,
+  has_initial_state INTEGER NOT NULL);
+CREATE TABLE configs (key TEXT PRIMARY KEY, algo TEXT NOT NULL, chunk INTEGER NOT NULL,
+  d_step INTEGER NOT NULL, acc TEXT NOT NULL, threads INTEGER NOT NULL, items INTEGER NOT NULL,
+  n_split INTEGER NOT NULL, exp_mode TEXT NOT NULL, poly_share INTEGER NOT NULL);
+CREATE TABLE measurements (id INTEGER PRIMARY KEY,
+  device_uuid TEXT NOT NULL REFERENCES devices(uuid),
+  problem_key TEXT NOT NULL REFERENCES problems(key),
+  config_key TEXT NOT NULL REFERENCES configs(key), status TEXT NOT NULL,
+  median_ms REAL, spread_ms REAL, repeats INTEGER NOT NULL, rel_l2 REAL, max_abs_rel REAL,
+  max_rel REAL, nan_inf INTEGER NOT NULL, unwritten INTEGER NOT NULL, verdict TEXT NOT NULL,
+  error_budget REAL, detail TEXT NOT NULL, template_hash TEXT NOT NULL,
+  driver_version INTEGER NOT NULL, nvrtc_version TEXT NOT NULL, timestamp INTEGER NOT NULL,
+  registers INTEGER NOT NULL, spill_bytes INTEGER NOT NULL, shared_bytes INTEGER NOT NULL);
+CREATE TABLE best (device_uuid TEXT NOT NULL, problem_key TEXT NOT NULL,
+  config_key TEXT NOT NULL, median_ms REAL, spread_ms REAL, rel_l2 REAL,
+  template_hash TEXT NOT NULL, driver_version INTEGER NOT NULL, nvrtc_version TEXT NOT NULL,
+  timestamp INTEGER NOT NULL, rule TEXT NOT NULL, PRIMARY KEY (device_uuid, problem_key));
+)sql";
+
 inline DeviceRecord sample_device(int i = 0) {
   return {"GPU-0000000" + std::to_string(i) + "-1111-2222-3333-444444444444",
           i == 0 ? "NVIDIA H200" : "NVIDIA H100 80GB HBM3",
@@ -70,12 +101,24 @@ inline std::string problem_key(int i = 0, DType dtype = DType::kF32) {
   return p.key();
 }
 
-// A valid config key; `i` varies the chunk.
+// A forward config key legal for every problem_key() (the database refuses
+// configs illegal for their problem) for any i >= 0; distinct for i in [0, 15).
 inline std::string config_key(int i = 0) {
   FwdConfig c;
-  c.algo = i % 3 == 0 ? ScanAlgo::kSequential : ScanAlgo::kWarpScan;
-  c.chunk = 32 << (i % 5);
-  c.d_step = 1 + i / 5;
+  c.n_split = 1;
+  if (i % 3 == 0) {  // sequential: threads = d_step * n_split, items <= 2
+    c.algo = ScanAlgo::kSequential;
+    c.chunk = 32 << (i % 5);
+    c.d_step = 32;
+    c.threads = 32;
+    c.items = 1 + (i / 10) % 2;
+  } else {  // warpscan: threads = 32 * d_step, chunk = 32 * items
+    c.algo = ScanAlgo::kWarpScan;
+    c.items = 1 << (i % 5);
+    c.chunk = 32 * c.items;
+    c.d_step = 1 + (i / 5) % 32;
+    c.threads = 32 * c.d_step;
+  }
   return c.key();
 }
 

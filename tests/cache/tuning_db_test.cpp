@@ -70,37 +70,6 @@ TEST_CASE("read-only open of a missing file is not found and creates nothing", "
   CHECK_FALSE(std::filesystem::exists(dir.file("none.db")));
 }
 
-// Version 1 as it shipped: no measurements.min_ms, no cubins table.
-constexpr char kSchemaV1[] = R"sql(
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-INSERT INTO meta VALUES ('application', 'ssmtune'), ('schema_version', '1');
-CREATE TABLE devices (uuid TEXT PRIMARY KEY, name TEXT NOT NULL, cc_major INTEGER NOT NULL,
-  cc_minor INTEGER NOT NULL, sm_count INTEGER NOT NULL, driver_version INTEGER NOT NULL,
-  nvrtc_version TEXT NOT NULL);
-CREATE TABLE problems (key TEXT PRIMARY KEY, family TEXT NOT NULL, batch INTEGER NOT NULL,
-  dim INTEGER NOT NULL, seqlen INTEGER NOT NULL, dstate INTEGER NOT NULL, groups INTEGER NOT NULL,
-  dtype TEXT NOT NULL, variable_b INTEGER NOT NULL, variable_c INTEGER NOT NULL,
-  has_d INTEGER NOT NULL, has_z INTEGER NOT NULL, has_delta_bias INTEGER NOT NULL,
-  delta_softplus INTEGER NOT NULL, return_last_state INTEGER NOT NULL,
-  has_initial_state INTEGER NOT NULL);
-CREATE TABLE configs (key TEXT PRIMARY KEY, algo TEXT NOT NULL, chunk INTEGER NOT NULL,
-  d_step INTEGER NOT NULL, acc TEXT NOT NULL, threads INTEGER NOT NULL, items INTEGER NOT NULL,
-  n_split INTEGER NOT NULL, exp_mode TEXT NOT NULL, poly_share INTEGER NOT NULL);
-CREATE TABLE measurements (id INTEGER PRIMARY KEY,
-  device_uuid TEXT NOT NULL REFERENCES devices(uuid),
-  problem_key TEXT NOT NULL REFERENCES problems(key),
-  config_key TEXT NOT NULL REFERENCES configs(key), status TEXT NOT NULL,
-  median_ms REAL, spread_ms REAL, repeats INTEGER NOT NULL, rel_l2 REAL, max_abs_rel REAL,
-  max_rel REAL, nan_inf INTEGER NOT NULL, unwritten INTEGER NOT NULL, verdict TEXT NOT NULL,
-  error_budget REAL, detail TEXT NOT NULL, template_hash TEXT NOT NULL,
-  driver_version INTEGER NOT NULL, nvrtc_version TEXT NOT NULL, timestamp INTEGER NOT NULL,
-  registers INTEGER NOT NULL, spill_bytes INTEGER NOT NULL, shared_bytes INTEGER NOT NULL);
-CREATE TABLE best (device_uuid TEXT NOT NULL, problem_key TEXT NOT NULL,
-  config_key TEXT NOT NULL, median_ms REAL, spread_ms REAL, rel_l2 REAL,
-  template_hash TEXT NOT NULL, driver_version INTEGER NOT NULL, nvrtc_version TEXT NOT NULL,
-  timestamp INTEGER NOT NULL, rule TEXT NOT NULL, PRIMARY KEY (device_uuid, problem_key));
-)sql";
-
 TEST_CASE("a version 1 database is migrated, keeping its rows", "[cache]") {
   TempDir dir;
   const std::string path = dir.file("v1.db");
@@ -108,7 +77,7 @@ TEST_CASE("a version 1 database is migrated, keeping its rows", "[cache]") {
   const std::string pk = key_body(problem_key()), ck = config_key();
   {
     Connection c = raw(path);
-    REQUIRE(c.exec(kSchemaV1).is_ok());
+    REQUIRE(c.exec(testing::kSchemaV1).is_ok());
     REQUIRE(c.exec("INSERT INTO devices VALUES ('" + dev.uuid +
                    "', 'NVIDIA H200', 9, 0, 132, "
                    "13000, '13.0');"
@@ -251,7 +220,7 @@ TEST_CASE("measurements are stored, filtered and checked", "[cache]") {
     m.detail = "CUDA_ERROR_ILLEGAL_ADDRESS";
     m.verdict = "defect";
     m.errors[0].max_rel = std::numeric_limits<double>::quiet_NaN();
-    m.errors[0].rel_l2 = -std::numeric_limits<double>::infinity();
+    m.errors[0].rel_l2 = std::numeric_limits<double>::infinity();  // (negative is refused)
     m.errors[0].unwritten = 5;
     REQUIRE(db.add_measurement(m).is_ok());
     auto got = db.measurements();
@@ -580,7 +549,7 @@ TEST_CASE("families share the database: keys, filters and checks", "[cache]") {
   TuningStore& store = db;  // what a tuning session sees
   const auto dev = sample_device();
   REQUIRE(store.upsert_device(dev).is_ok());
-  const std::string bwd = "bwd:b2.d48.l17.n16.g1.fp32", bwd_config = "seq.K64.D8";
+  const std::string bwd = "bwd:b2.d48.l17.n16.g1.fp32", bwd_config = "seq.K64.D8.fp32.t32.s4.fast";
   auto fwd = sample_measurement(dev.uuid, problem_key(0), config_key(0), 0.5);
   Measurement back;
   back.device_uuid = dev.uuid;
@@ -629,7 +598,8 @@ TEST_CASE("families share the database: keys, filters and checks", "[cache]") {
   CHECK(store.add_measurement(mismatch).message().find("does not match") != std::string::npos);
   auto repeated = back;
   repeated.errors.push_back(repeated.errors[0]);
-  CHECK(store.add_measurement(repeated).message().find("'du' has two errors") != std::string::npos);
+  CHECK(store.add_measurement(repeated).message().find("output 'du' repeated") !=
+        std::string::npos);
   auto bad_family = back;
   bad_family.family.clear();
   bad_family.problem_key = "Bad Family:b1";

@@ -1,5 +1,7 @@
 // The ssmtune command as a user runs it: help, errors, outputs.
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cache/db_fixtures.h"
@@ -42,7 +44,7 @@ TEST_CASE("ssmtune devices lists GPUs or says there is no driver", "[cli]") {
     REQUIRE_FALSE(j.empty());
     CHECK(j[0]["uuid"].get<std::string>().rfind("GPU-", 0) == 0);
   } else {
-    CHECK(r.exit_code == 1);
+    CHECK(r.exit_code == 6);  // no GPU
     CHECK(r.out.find("no CUDA driver found") != std::string::npos);
     // One clear line, not a crash dump.
     CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
@@ -116,8 +118,8 @@ TEST_CASE("ssmtune compile --config compiles one config and writes its cubin", "
   CHECK(other.out.find("bad backward config key") != std::string::npos);
   auto nodir = run_command(kBin + " compile --family fwd --config " + key + " --cubin-dir " +
                            dir.file("missing"));
-  CHECK(nodir.exit_code != 0);
-  CHECK(nodir.out.find("cannot write") != std::string::npos);
+  CHECK(nodir.exit_code == 4);  // not found, before compiling anything
+  CHECK(nodir.out.find("No such file or directory") != std::string::npos);
 }
 
 TEST_CASE("ssmtune compile rejects bad input", "[cli]") {
@@ -165,26 +167,27 @@ TEST_CASE("tune, bench and check: help, bad input and no driver", "[cli]") {
   CHECK(cfg.exit_code == 2);
   CHECK(cfg.out.find("bad kernel config key") != std::string::npos);
   if (!jit::Driver::get().is_ok()) {
-    auto t = run_command(
-        bin + " tune --batch 1 --dim 8 --seqlen 16 --dstate 4 --db /tmp/ssmtune_cli_nodriver.db");
-    CHECK(t.exit_code == 1);
+    // A directory of this test's own: runs in parallel never share the file.
+    testing::TempDir dir;
+    const std::string db = dir.file("nodriver.db");
+    auto t = run_command(bin + " tune --batch 1 --dim 8 --seqlen 16 --dstate 4 --db " + db);
+    CHECK(t.exit_code == 6);
     CHECK(t.out.find("no CUDA driver found") != std::string::npos);
+    CHECK(std::count(t.out.begin(), t.out.end(), '\n') == 1);
+    CHECK_FALSE(std::filesystem::exists(db));  // nothing created
     auto c = run_command(bin + " check");
-    CHECK(c.exit_code == 1);
+    CHECK(c.exit_code == 6);
     CHECK(c.out.find("no CUDA driver found") != std::string::npos);
   }
 }
 
 TEST_CASE("tune --shapes rejects a malformed line with its number", "[cli]") {
-  const std::string path = "/tmp/ssmtune_cli_shapes.txt";
-  FILE* f = std::fopen(path.c_str(), "w");
-  REQUIRE(f != nullptr);
-  std::fputs("# a model's shapes\nb8.d1536.l2048.n16.g1.fp32.vB.vC\nb8.dX.l1.n1\n", f);
-  std::fclose(f);
+  testing::TempDir dir;
+  const std::string path = dir.file("shapes.txt");
+  testing::write_file(path, "# a model's shapes\nb8.d1536.l2048.n16.g1.fp32.vB.vC\nb8.dX.l1.n1\n");
   auto r = run_command(std::string(SSMTUNE_BINARY) + " tune --shapes " + path);
   CHECK(r.exit_code == 2);
   CHECK(r.out.find(path + ":3") != std::string::npos);
-  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -270,12 +270,12 @@ TEST_CASE("ssmtune db refuses bad input with a message and a non-zero exit", "[c
   const std::string db = dir.file("t.db");
   seed(db);
   auto missing = run_command(kBin + " db list --db " + dir.file("nope.db"));
-  CHECK(missing.exit_code == 1);
+  CHECK(missing.exit_code == 4);  // not found
   CHECK(missing.out.find("no tuning database at") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(dir.file("nope.db")));
   for (const char* sub : {"show", "best", "stale", "export", "prune --failed"}) {
     INFO(sub);
-    CHECK(run_command(kBin + " db " + sub + " --db " + dir.file("nope.db")).exit_code == 1);
+    CHECK(run_command(kBin + " db " + sub + " --db " + dir.file("nope.db")).exit_code == 4);
   }
 
   const std::string corrupt = dir.file("corrupt.db");
@@ -292,7 +292,7 @@ TEST_CASE("ssmtune db refuses bad input with a message and a non-zero exit", "[c
     }
     auto r = run_command(cmd);
     INFO(r.out);
-    CHECK(r.exit_code == 1);
+    CHECK(r.exit_code == 5);  // corrupt database
     CHECK(r.out.find("not an sqlite database or is corrupt") != std::string::npos);
     CHECK(lines(r.out) == 1);
   }
@@ -303,7 +303,7 @@ TEST_CASE("ssmtune db refuses bad input with a message and a non-zero exit", "[c
   CHECK(fmt.out.find("unknown format 'xml'") != std::string::npos);
   auto unknown =
       run_command(kBin + " db explain --problem " + testing::problem_key(9) + " --db " + db);
-  CHECK(unknown.exit_code == 1);
+  CHECK(unknown.exit_code == 4);
   CHECK(unknown.out.find("no problem '" + testing::problem_key(9) + "'") != std::string::npos);
   auto malformed = run_command(kBin + " db show --problem b1.d2 --db " + db);
   CHECK(malformed.exit_code == 2);
@@ -312,20 +312,20 @@ TEST_CASE("ssmtune db refuses bad input with a message and a non-zero exit", "[c
   auto status = run_command(kBin + " db show --status exploded --db " + db);
   CHECK(status.exit_code == 2);
   CHECK(status.out.find("unknown measurement status 'exploded'") != std::string::npos);
-  CHECK(run_command(kBin + " db show --device GPU-none --db " + db).exit_code == 1);
+  CHECK(run_command(kBin + " db show --device GPU-none --db " + db).exit_code == 4);
   CHECK(run_command(kBin + " db best --driver banana --db " + db).exit_code == 2);
 
   testing::write_file(dir.file("bad.json"), "{\"application\": \"ssmtune\", ");
   auto bad_json = run_command(kBin + " db import " + dir.file("bad.json") + " --db " + db);
-  CHECK(bad_json.exit_code == 2);
+  CHECK(bad_json.exit_code == 3);  // bad input
   CHECK(bad_json.out.find("is not valid JSON") != std::string::npos);
   testing::write_file(dir.file("foreign.json"), "[1, 2, 3]");
   auto foreign = run_command(kBin + " db merge " + dir.file("foreign.json") + " --db " + db);
-  CHECK(foreign.exit_code == 2);
+  CHECK(foreign.exit_code == 3);
   CHECK(foreign.out.find("not an ssmtune export") != std::string::npos);
   auto absent = run_command(kBin + " db import " + dir.file("absent.json") + " --db " + db);
-  CHECK(absent.exit_code == 1);
-  CHECK(absent.out.find("cannot read") != std::string::npos);
+  CHECK(absent.exit_code == 4);
+  CHECK(absent.out.find("no file") != std::string::npos);
 }
 
 TEST_CASE("ssmtune db works across families and shows each output's error", "[cli]") {
@@ -336,7 +336,8 @@ TEST_CASE("ssmtune db works across families and shows each output's error", "[cl
   {
     auto tdb = cache::TuningDb::open(db, cache::OpenMode::kReadWrite);
     REQUIRE(tdb.is_ok());
-    auto m = testing::sample_measurement(testing::sample_device(0).uuid, bwd, "seq.K64.D8", 0.3);
+    auto m = testing::sample_measurement(testing::sample_device(0).uuid, bwd,
+                                         "seq.K64.D8.fp32.t32.s4.fast", 0.3);
     m.family = "bwd";
     m.errors[0].output = "du";
     OutputError dA = m.errors[0];
@@ -345,7 +346,8 @@ TEST_CASE("ssmtune db works across families and shows each output's error", "[cl
     m.errors.push_back(dA);
     summarize_errors(m);
     REQUIRE(tdb->add_measurement(m).is_ok());
-    auto b = testing::sample_best(m.device_uuid, bwd, "seq.K64.D8", 1700000200, m.template_hash);
+    auto b = testing::sample_best(m.device_uuid, bwd, "seq.K64.D8.fp32.t32.s4.fast", 1700000200,
+                                  m.template_hash);
     b.family = "bwd";
     REQUIRE(tdb->set_best(b).is_ok());
   }
@@ -394,7 +396,7 @@ TEST_CASE("ssmtune db works across families and shows each output's error", "[cl
   auto bwd_explained = parse(
       run_command(kBin + " db explain --format json --problem " + bwd + with_db + kVersions, false)
           .out);
-  CHECK(bwd_explained["selected"] == "seq.K64.D8");
+  CHECK(bwd_explained["selected"] == "seq.K64.D8.fp32.t32.s4.fast");
   CHECK(bwd_explained["candidates"][0]["errors"].size() == 2);
 
   auto best = parse(

@@ -58,8 +58,13 @@ TEST_CASE("ssmtune report writes the page; options select; errors name the value
   CHECK(prob.exit_code == 2);
   CHECK(run_command(kBin + " report --db " + dir.file("missing.db")).exit_code != 0);
   auto bad_out = run_command(kBin + " report --db " + db + " -o " + dir.file("no/such/dir.html"));
-  CHECK(bad_out.exit_code == 1);
+  CHECK(bad_out.exit_code == 7);  // I/O error
   CHECK(bad_out.out.find("cannot write") != std::string::npos);
+  // Never over the database itself.
+  auto self = run_command(kBin + " report --db " + db + " -o " + db);
+  CHECK(self.exit_code == 2);
+  CHECK(self.out.find("refusing to write over") != std::string::npos);
+  CHECK(run_command(kBin + " db list --db " + db).exit_code == 0);
 }
 
 TEST_CASE("ssmtune report --bench and --compare", "[cli]") {

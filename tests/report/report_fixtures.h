@@ -36,6 +36,37 @@ inline DeviceRecord hostile_device() {
           "13.0"};
 }
 
+// (algo, chunk, d) of the grid as a config legal for every problem here
+// (dstate 16; the database refuses configs illegal for their problem). The
+// algorithms that split a channel's states run d * 2 channels of 16 threads.
+inline FwdConfig legal_config(ScanAlgo algo, int chunk, int d) {
+  FwdConfig c;
+  c.algo = algo;
+  c.chunk = chunk;
+  c.d_step = d;
+  c.n_split = 1;
+  switch (algo) {
+    case ScanAlgo::kSequential:
+    case ScanAlgo::kPipelined:
+    case ScanAlgo::kMultiPass:
+    case ScanAlgo::kLookback:
+      c.n_split = 16;
+      c.d_step = 2 * d;
+      c.threads = c.d_step * c.n_split;
+      c.items = algo == ScanAlgo::kPipelined ? 2 : 1;
+      break;
+    case ScanAlgo::kWarpScan:
+      c.threads = 32 * d;
+      c.items = chunk / 32;
+      break;
+    case ScanAlgo::kBlelloch:
+      c.threads = 32;
+      c.items = chunk / 32;
+      break;
+  }
+  return c;
+}
+
 // `stale_only`: every row made under driver 12.4 (stale against sample_versions()).
 inline SeededReport seed_report_db(cache::TuningDb& db, uint64_t seed, bool stale_only = false) {
   SeededReport out;
@@ -76,8 +107,7 @@ inline SeededReport seed_report_db(cache::TuningDb& db, uint64_t seed, bool stal
         m->detail = "shared memory " + std::to_string(70000 + 1000 * i) + " B > 49152 B";
       }
       {
-        FwdConfig c;
-        c.algo = ScanAlgo::kLookback;
+        FwdConfig c = legal_config(ScanAlgo::kLookback, 64, 4);
         auto* m = add(c.key(), 0, 0);
         m->status = MeasureStatus::kCompileFailed;
         m->detail = "error: identifier \"x\" is undefined\nmore log";
@@ -91,10 +121,7 @@ inline SeededReport seed_report_db(cache::TuningDb& db, uint64_t seed, bool stal
       for (ScanAlgo a : algos)
         for (int k : {32, 64, 128, 256})
           for (int dd : {1, 2, 4, 8}) {
-            FwdConfig c;
-            c.algo = a;
-            c.chunk = k;
-            c.d_step = dd;
+            const FwdConfig c = legal_config(a, k, dd);
             if (c.key() == def) continue;
             const double base = 0.2 * (1 + pi) * (1 + 0.3 * static_cast<int>(a)) *
                                 (1 + std::abs(std::log2(k / 64.0)) * 0.2) *
@@ -110,8 +137,7 @@ inline SeededReport seed_report_db(cache::TuningDb& db, uint64_t seed, bool stal
       // A few stale rows from an older driver (only when the rest is current).
       if (!stale_only)
         for (int i = 0; i < 3; ++i) {
-          FwdConfig c;
-          c.chunk = 32 << i;
+          const FwdConfig c = legal_config(ScanAlgo::kSequential, 32 << i, 4);
           auto* m = add(c.key(), 0.15 * (1 + pi), 1e-6);
           m->driver_version = 12040;
           m->timestamp -= 5000000;

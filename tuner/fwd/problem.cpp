@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <initializer_list>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 namespace ssmtune {
@@ -160,6 +161,15 @@ Status FwdProblem::validate() const {
     return Status::invalid_argument("dstate must be in [1, " + std::to_string(kMaxDstate) +
                                     "] (got " + std::to_string(dstate) + ")");
   SSMTUNE_RETURN_IF_ERROR(at_least_1("groups", groups));
+  // The kernels' params (ssm/fwd_params.cuh) hold the sizes as 32-bit ints.
+  for (auto [name, v] : {std::pair<const char*, int64_t>{"batch", batch},
+                         {"dim", dim},
+                         {"seqlen", seqlen},
+                         {"groups", groups}})
+    if (v > kMaxSize)
+      return Status::invalid_argument(
+          std::string(name) + " must be <= " + std::to_string(kMaxSize) +
+          " (the kernels take 32-bit sizes; got " + std::to_string(v) + ")");
   if (!variable_b && !variable_c && groups != 1)
     return Status::invalid_argument("groups must be 1 when B and C are both constant (got " +
                                     std::to_string(groups) + ")");

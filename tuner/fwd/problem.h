@@ -13,6 +13,8 @@ namespace ssmtune {
 
 // Largest dstate the kernels support.
 inline constexpr int kMaxDstate = 256;
+// Largest batch, dim, seqlen or groups: the kernels take sizes as 32-bit ints.
+inline constexpr int64_t kMaxSize = 2147483647;
 
 // The forward family's prefix of problem keys.
 inline constexpr const char kFwdKeyPrefix[] = "fwd:";

@@ -53,9 +53,15 @@ TEST_CASE("problem validation names the field", "[tuner]") {
           p.variable_b = p.variable_c = false;
         }) == "groups must be 1 when B and C are both constant (got 2)");
   CHECK(with([](FwdProblem& p) {
-          p.batch = int64_t{1} << 40;
+          p.batch = int64_t{1} << 30;
+          p.dim = int64_t{1} << 30;
           p.seqlen = int64_t{1} << 30;
         }).find("batch * dim * seqlen") == 0);
+  // The kernels take 32-bit sizes.
+  CHECK(with([](FwdProblem& p) { p.dim = int64_t{1} << 32; }) ==
+        "dim must be <= 2147483647 (the kernels take 32-bit sizes; got 4294967296)");
+  CHECK(with([](FwdProblem& p) { p.seqlen = kMaxSize + 1; }).find("seqlen must be <=") == 0);
+  CHECK(with([](FwdProblem& p) { p.batch = kMaxSize + 1; }).find("batch must be <=") == 0);
   CHECK(with([](FwdProblem& p) {
           p.dim = p.groups = p.batch = int64_t{1} << 20;
           p.dstate = 256;

@@ -31,11 +31,10 @@ class Pipelined final : public FwdAlgorithm {
     const int in_bytes = static_cast<int>(dtype_bytes(p.dtype));
     const bool converts =
         ssmtune_kernels::pipe_converts(in_bytes, p.has_delta_bias, p.delta_softplus);
-    return static_cast<size_t>(
-        ssmtune_kernels::pipe_smem_layout(static_cast<int>(p.dstate), c.chunk, c.d_step,
-                                          p.variable_b, p.variable_c, p.has_z, c.items, in_bytes,
-                                          converts)
-            .bytes);
+    return static_cast<size_t>(ssmtune_kernels::pipe_smem_layout(
+                                   static_cast<int>(p.dstate), c.chunk, c.d_step, p.variable_b,
+                                   p.variable_c, p.has_z, c.items, in_bytes, converts)
+                                   .bytes);
   }
   void plan(const FwdPlanContext& x, FwdPlan& plan) const override {
     // The compute warps, then the producer warps.
