@@ -344,6 +344,8 @@ def main(argv=None):
     p.add_argument("--gen-batch", type=int, default=8)
     p.add_argument("--gen-tokens", type=int, default=256)
     args = p.parse_args(argv)
+    if args.scan != "reference" and torch.device(args.device).type != "cuda":
+        p.error(f"--scan {args.scan} needs a CUDA device (ssmtune's scan runs on the GPU)")
 
     # Exact fp32 everywhere, so the two scans are what differs (cuDNN's conv would use TF32).
     torch.backends.cuda.matmul.allow_tf32 = False
