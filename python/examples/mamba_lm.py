@@ -335,7 +335,7 @@ def main(argv=None):
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--seqlen", type=int, default=64)
-    p.add_argument("--period", type=int, default=8)
+    p.add_argument("--period", type=int, default=6)
     p.add_argument("--vocab", type=int, default=16)
     p.add_argument("--d-model", type=int, default=64)
     p.add_argument("--layers", type=int, default=2)

@@ -24,7 +24,7 @@ SEED = int(os.environ.get("SSMTUNE_MAMBA_LM_SEED", "1"))
 print(f"mamba_lm tests: SSMTUNE_MAMBA_LM_SEED={SEED}")
 # Small enough that the reference scan (a Python loop over time) keeps the test near 20 s.
 CFG = mamba_lm.Config(vocab=16, d_model=64, n_layers=2, d_state=16)
-BATCH, SEQLEN, PERIOD, STEPS, LR = 16, 64, 8, 250, 3e-3
+BATCH, SEQLEN, PERIOD, STEPS, LR = 16, 64, 6, 250, 3e-3
 # The curves' bounds. Both models compute in fp32 and differ only in the scan's rounding: a
 # chunked parallel scan against a sequential one, about 1e-6 relative in outputs and gradients.
 # Adam then turns every such difference into parameter differences that training amplifies
@@ -67,9 +67,11 @@ def test_task_is_learned(trained):
     print(f"ssmtune loss: first 5 steps {first:.4f}, last 10 {last:.4f} (floor {floor:.4f}); "
           f"reference last 10 {sum(ref[-10:]) / 10:.4f}")
     assert first > 2.0  # ln(16) = 2.77 at the start
-    # Learned: at most half the loss on the start (the floor is 0.30): the predictable tokens
-    # are mostly predicted.
+    # Learned: near the floor (0.216: the first period's tokens cannot be predicted). On the
+    # CPU with the reference scan and this seed the loss is 0.92 at step 100, 0.24 at 200
+    # and 0.23 at 249 (a smooth descent, no plateau).
     assert last < 0.5 * first
+    assert last < 2 * floor
 
 
 def test_loss_curves_agree(trained):
