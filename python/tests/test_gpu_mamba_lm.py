@@ -26,13 +26,14 @@ print(f"mamba_lm tests: SSMTUNE_MAMBA_LM_SEED={SEED}")
 CFG = mamba_lm.Config(vocab=16, d_model=64, n_layers=2, d_state=16)
 BATCH, SEQLEN, PERIOD, STEPS, LR = 16, 64, 6, 250, 3e-3
 # The curves' bounds. Both models compute in fp32 and differ only in the scan's rounding: a
-# chunked parallel scan (hardware exp, its own summation order forward and backward) against a
-# sequential one: about 1e-6 relative in outputs, allowed up to ~1e-4 in gradients. Adam turns every such difference into
-# parameter differences that later steps carry on and can amplify (its normalisation most where
-# a gradient is near zero), so the gap grows with the steps. Measured on the CPU with this
-# seed: a 2.4e-7 relative perturbation of the scan's output (and so of its gradients) gives
-# curves within 1.7e-7 over the first 50 steps and 2.0e-6 over all 250 (no chaotic blow-up):
-# a growth of about 10x. The bounds: 10x over 1e-4 early, and 10x more for that growth late.
+# chunked parallel scan (hardware exp, its own summation order forward and backward) against
+# a sequential one: about 1e-6 relative in outputs, allowed up to ~1e-4 in gradients. Adam
+# turns every such difference into parameter differences that later steps carry on and can
+# amplify (its normalisation most where a gradient is near zero): the gap grows with the
+# steps. Measured on the CPU with this seed: a 2.4e-7 relative perturbation of the scan's
+# output (and so of its gradients) gives curves within 1.7e-7 over the first 50 steps and
+# 2.0e-6 over all 250 (no chaotic blow-up): a growth of about 10x. The bounds: 10x over
+# 1e-4 early, and 10x more for that growth late.
 EARLY_STEPS, EARLY_BOUND, LATE_BOUND = 50, 1e-3, 1e-2
 # Step-by-step decode against the full forward, both fp32: the same arithmetic in another order.
 DECODE_BOUND = 1e-4

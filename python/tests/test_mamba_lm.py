@@ -19,7 +19,8 @@ CFG = mamba_lm.Config(vocab=8, d_model=16, n_layers=2, d_state=4)
 
 
 @pytest.mark.parametrize("groups,three_d,flags,last", [
-    (1, True, False, False), (1, True, True, True), (2, False, True, True), (1, False, True, False)])
+    (1, True, False, False), (1, True, True, True), (2, False, True, True),
+    (1, False, True, False)])
 def test_reference_scan_matches_fp64(groups, three_d, flags, last):
     g = torch.Generator().manual_seed(SEED)
     batch, dim, L, n = 2, 4, 9, 3
