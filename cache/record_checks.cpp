@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cache/keys.h"
+#include "core/text.h"
 #include "jit/device.h"
 #include "tuner/family.h"
 
@@ -107,42 +108,25 @@ Status check_text(const std::string& s, const std::string& where, bool multiline
   if (s.size() > kMaxTextBytes)
     return Status::invalid_argument(where + ": longer than " + std::to_string(kMaxTextBytes) +
                                     " bytes");
-  const auto* b = reinterpret_cast<const unsigned char*>(s.data());
-  const size_t n = s.size();
-  for (size_t i = 0; i < n;) {
-    const unsigned c = b[i];
-    auto fail = [&](const char* why) {
+  for (size_t i = 0; i < s.size();) {
+    const TextChar ch = classify_char(s, i, multiline);
+    const char* why = nullptr;
+    switch (ch.kind) {
+      case CharKind::kPrintable:
+        break;
+      case CharKind::kControl:
+        why = "a control character";
+        break;
+      case CharKind::kInvalid:
+        why = "invalid UTF-8";
+        break;
+      case CharKind::kTruncated:
+        why = "truncated UTF-8";
+        break;
+    }
+    if (why != nullptr)
       return Status::invalid_argument(where + ": " + why + " at byte " + std::to_string(i));
-    };
-    if (c < 0x80) {
-      if ((c < 0x20 || c == 0x7f) && !(multiline && (c == '\n' || c == '\t' || c == '\r')))
-        return fail("a control character");
-      ++i;
-      continue;
-    }
-    // A UTF-8 sequence: its length, the smallest code point it may encode
-    // (no overlong forms), and no surrogates or values past U+10FFFF.
-    int len;
-    unsigned cp;
-    if ((c & 0xe0) == 0xc0) {
-      len = 2, cp = c & 0x1f;
-    } else if ((c & 0xf0) == 0xe0) {
-      len = 3, cp = c & 0x0f;
-    } else if ((c & 0xf8) == 0xf0) {
-      len = 4, cp = c & 0x07;
-    } else {
-      return fail("invalid UTF-8");
-    }
-    if (i + len > n) return fail("truncated UTF-8");
-    for (int k = 1; k < len; ++k) {
-      if ((b[i + k] & 0xc0) != 0x80) return fail("invalid UTF-8");
-      cp = (cp << 6) | (b[i + k] & 0x3f);
-    }
-    static constexpr unsigned kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-      return fail("invalid UTF-8");
-    if (cp >= 0x80 && cp < 0xa0) return fail("a control character");
-    i += len;
+    i += ch.len;
   }
   return Status::ok();
 }

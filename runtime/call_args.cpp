@@ -33,6 +33,37 @@ Result<FwdProblem> infer_problem(const TensorArg& u, const TensorArg& A, const T
   return p;
 }
 
+// The fields both call structs and both tensor sets share: the forward's
+// inputs u ... h0 and its output `out`.
+template <typename Args, typename Tensors>
+Status read_inputs(const Args& args, Tensors& t) {
+  SSMTUNE_ASSIGN_OR_RETURN(t.u, from_c_tensor(args.u, "u"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.delta, from_c_tensor(args.delta, "delta"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.A, from_c_tensor(args.A, "A"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.B, from_c_tensor(args.B, "B"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.C, from_c_tensor(args.C, "C"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.D, from_c_tensor(args.D, "D"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.z, from_c_tensor(args.z, "z"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.delta_bias, from_c_tensor(args.delta_bias, "delta_bias"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.h0, from_c_tensor(args.h0, "h0"));
+  SSMTUNE_ASSIGN_OR_RETURN(t.out, from_c_tensor(args.out, "out"));
+  return Status::ok();
+}
+
+template <typename Tensors, typename Args>
+void write_inputs(const Tensors& t, Args& a) {
+  a.u = to_c_tensor(t.u);
+  a.delta = to_c_tensor(t.delta);
+  a.A = to_c_tensor(t.A);
+  a.B = to_c_tensor(t.B);
+  a.C = to_c_tensor(t.C);
+  a.D = to_c_tensor(t.D);
+  a.z = to_c_tensor(t.z);
+  a.delta_bias = to_c_tensor(t.delta_bias);
+  a.h0 = to_c_tensor(t.h0);
+  a.out = to_c_tensor(t.out);
+}
+
 }  // namespace
 
 Result<TensorArg> from_c_tensor(const ssmtune_tensor& t, const char* name) {
@@ -57,16 +88,7 @@ Result<TensorArg> from_c_tensor(const ssmtune_tensor& t, const char* name) {
 Result<CallProblem> read_call(const ssmtune_fwd_args& args) {
   CallProblem c;
   FwdTensors& t = c.tensors;
-  SSMTUNE_ASSIGN_OR_RETURN(t.u, from_c_tensor(args.u, "u"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.delta, from_c_tensor(args.delta, "delta"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.A, from_c_tensor(args.A, "A"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.B, from_c_tensor(args.B, "B"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.C, from_c_tensor(args.C, "C"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.D, from_c_tensor(args.D, "D"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.z, from_c_tensor(args.z, "z"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.delta_bias, from_c_tensor(args.delta_bias, "delta_bias"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.h0, from_c_tensor(args.h0, "h0"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.out, from_c_tensor(args.out, "out"));
+  SSMTUNE_RETURN_IF_ERROR(read_inputs(args, t));
   SSMTUNE_ASSIGN_OR_RETURN(t.out_z, from_c_tensor(args.out_z, "out_z"));
   SSMTUNE_ASSIGN_OR_RETURN(t.last_state, from_c_tensor(args.last_state, "last_state"));
   SSMTUNE_ASSIGN_OR_RETURN(c.problem, infer_problem(t.u, t.A, t.B, t.C, t.D, t.z, t.delta_bias,
@@ -81,16 +103,7 @@ Result<CallProblem> read_call(const ssmtune_fwd_args& args) {
 Result<BwdCallProblem> read_bwd_call(const ssmtune_bwd_args& args) {
   BwdCallProblem c;
   bwd::BwdTensors& t = c.tensors;
-  SSMTUNE_ASSIGN_OR_RETURN(t.u, from_c_tensor(args.u, "u"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.delta, from_c_tensor(args.delta, "delta"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.A, from_c_tensor(args.A, "A"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.B, from_c_tensor(args.B, "B"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.C, from_c_tensor(args.C, "C"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.D, from_c_tensor(args.D, "D"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.z, from_c_tensor(args.z, "z"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.delta_bias, from_c_tensor(args.delta_bias, "delta_bias"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.h0, from_c_tensor(args.h0, "h0"));
-  SSMTUNE_ASSIGN_OR_RETURN(t.out, from_c_tensor(args.out, "out"));
+  SSMTUNE_RETURN_IF_ERROR(read_inputs(args, t));
   SSMTUNE_ASSIGN_OR_RETURN(t.dout, from_c_tensor(args.dout, "dout"));
   SSMTUNE_ASSIGN_OR_RETURN(t.dlast, from_c_tensor(args.dlast, "dlast"));
   SSMTUNE_ASSIGN_OR_RETURN(t.du, from_c_tensor(args.du, "du"));
@@ -127,16 +140,7 @@ ssmtune_tensor to_c_tensor(const TensorArg& t) {
 
 ssmtune_fwd_args to_c_args(const FwdTensors& t, bool delta_softplus) {
   ssmtune_fwd_args a{};
-  a.u = to_c_tensor(t.u);
-  a.delta = to_c_tensor(t.delta);
-  a.A = to_c_tensor(t.A);
-  a.B = to_c_tensor(t.B);
-  a.C = to_c_tensor(t.C);
-  a.D = to_c_tensor(t.D);
-  a.z = to_c_tensor(t.z);
-  a.delta_bias = to_c_tensor(t.delta_bias);
-  a.h0 = to_c_tensor(t.h0);
-  a.out = to_c_tensor(t.out);
+  write_inputs(t, a);
   a.out_z = to_c_tensor(t.out_z);
   a.last_state = to_c_tensor(t.last_state);
   a.delta_softplus = delta_softplus ? 1 : 0;
@@ -145,16 +149,7 @@ ssmtune_fwd_args to_c_args(const FwdTensors& t, bool delta_softplus) {
 
 ssmtune_bwd_args to_c_args(const bwd::BwdTensors& t, bool delta_softplus) {
   ssmtune_bwd_args a{};
-  a.u = to_c_tensor(t.u);
-  a.delta = to_c_tensor(t.delta);
-  a.A = to_c_tensor(t.A);
-  a.B = to_c_tensor(t.B);
-  a.C = to_c_tensor(t.C);
-  a.D = to_c_tensor(t.D);
-  a.z = to_c_tensor(t.z);
-  a.delta_bias = to_c_tensor(t.delta_bias);
-  a.h0 = to_c_tensor(t.h0);
-  a.out = to_c_tensor(t.out);
+  write_inputs(t, a);
   a.dout = to_c_tensor(t.dout);
   a.dlast = to_c_tensor(t.dlast);
   a.du = to_c_tensor(t.du);

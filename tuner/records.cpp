@@ -1,6 +1,8 @@
 // Record helpers: status names, headline errors, staleness.
 #include "tuner/records.h"
 
+#include "core/text.h"
+
 namespace ssmtune {
 
 const char* to_string(MeasureStatus s) {
@@ -92,39 +94,11 @@ std::string family_of_key(const std::string& problem_key) {
 
 std::string printable_text(const std::string& s, bool multiline, size_t max_bytes) {
   std::string out;
-  const auto* b = reinterpret_cast<const unsigned char*>(s.data());
-  const size_t n = s.size();
-  for (size_t i = 0; i < n;) {
-    const unsigned c = b[i];
-    size_t len = 1;
-    bool ok = true;
-    if (c < 0x80) {
-      ok = (c >= 0x20 && c != 0x7f) || (multiline && (c == '\n' || c == '\t' || c == '\r'));
-    } else {
-      // A sequence's length, its smallest code point (no overlong forms),
-      // no surrogates, nothing past U+10FFFF, no C1 controls.
-      unsigned cp = 0;
-      if ((c & 0xe0) == 0xc0) {
-        len = 2, cp = c & 0x1f;
-      } else if ((c & 0xf0) == 0xe0) {
-        len = 3, cp = c & 0x0f;
-      } else if ((c & 0xf8) == 0xf0) {
-        len = 4, cp = c & 0x07;
-      } else {
-        ok = false;
-      }
-      if (ok && i + len > n) ok = false;
-      for (size_t k = 1; ok && k < len; ++k) {
-        if ((b[i + k] & 0xc0) != 0x80) ok = false;
-        cp = (cp << 6) | (b[i + k] & 0x3f);
-      }
-      static constexpr unsigned kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-      if (ok && (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
-                 (cp >= 0x80 && cp < 0xa0)))
-        ok = false;
-      if (!ok) len = 1;
-    }
-    if (out.size() + (ok ? len : 1) > max_bytes) break;
+  for (size_t i = 0; i < s.size();) {
+    const TextChar ch = classify_char(s, i, multiline);
+    const bool ok = ch.kind == CharKind::kPrintable;
+    const size_t len = ok ? ch.len : 1;  // a bad byte becomes '?', the next is looked at anew
+    if (out.size() + len > max_bytes) break;
     if (ok) {
       out.append(s, i, len);
     } else {

@@ -7,8 +7,11 @@
 #include <string>
 
 #include "jit/driver.h"
+#include "support/c_tensors.h"
 
 namespace {
+
+using ssmtune::testing::c_tensor;
 
 TEST_CASE("C ABI: null arguments are invalid, with a message", "[runtime]") {
   CHECK(ssmtune_runtime_create(nullptr, 0, nullptr) == SSMTUNE_ERROR_INVALID_ARGUMENT);
@@ -78,31 +81,17 @@ TEST_CASE("C ABI: without a driver, create says so", "[runtime]") {
   CHECK(std::string(ssmtune_last_error()).find("no CUDA driver found") != std::string::npos);
 }
 
-ssmtune_tensor layout_tensor(ssmtune_dtype t, std::initializer_list<int64_t> shape) {
-  ssmtune_tensor x{};
-  x.dtype = t;
-  x.rank = static_cast<int32_t>(shape.size());
-  int i = 0;
-  for (int64_t s : shape) x.shape[i++] = s;
-  int64_t stride = 1;
-  for (int k = x.rank - 1; k >= 0; --k) {
-    x.stride[k] = stride;
-    stride *= x.shape[k];
-  }
-  return x;
-}
-
 TEST_CASE("C ABI: the problem key of a forward layout, without a GPU", "[runtime]") {
   ssmtune_fwd_args a{};
-  a.u = layout_tensor(SSMTUNE_BF16, {2, 64, 100});
-  a.delta = layout_tensor(SSMTUNE_BF16, {2, 64, 100});
-  a.A = layout_tensor(SSMTUNE_FP32, {64, 16});
-  a.B = layout_tensor(SSMTUNE_BF16, {2, 1, 16, 100});
-  a.C = layout_tensor(SSMTUNE_FP32, {64, 16});
-  a.D = layout_tensor(SSMTUNE_FP32, {64});
-  a.z = layout_tensor(SSMTUNE_BF16, {2, 64, 100});
-  a.out = layout_tensor(SSMTUNE_BF16, {2, 64, 100});
-  a.out_z = layout_tensor(SSMTUNE_BF16, {2, 64, 100});
+  a.u = c_tensor(SSMTUNE_BF16, {2, 64, 100});
+  a.delta = c_tensor(SSMTUNE_BF16, {2, 64, 100});
+  a.A = c_tensor(SSMTUNE_FP32, {64, 16});
+  a.B = c_tensor(SSMTUNE_BF16, {2, 1, 16, 100});
+  a.C = c_tensor(SSMTUNE_FP32, {64, 16});
+  a.D = c_tensor(SSMTUNE_FP32, {64});
+  a.z = c_tensor(SSMTUNE_BF16, {2, 64, 100});
+  a.out = c_tensor(SSMTUNE_BF16, {2, 64, 100});
+  a.out_z = c_tensor(SSMTUNE_BF16, {2, 64, 100});
   a.delta_softplus = 1;
   char buf[128];
   REQUIRE(ssmtune_fwd_problem_key(&a, buf, sizeof buf) == SSMTUNE_OK);
@@ -114,7 +103,7 @@ TEST_CASE("C ABI: the problem key of a forward layout, without a GPU", "[runtime
   CHECK(std::string(ssmtune_last_error()).find("cannot hold the key") != std::string::npos);
   CHECK(std::string(small).empty());
 
-  a.delta = layout_tensor(SSMTUNE_BF16, {2, 64, 99});  // validated as prepare validates
+  a.delta = c_tensor(SSMTUNE_BF16, {2, 64, 99});  // validated as prepare validates
   CHECK(ssmtune_fwd_problem_key(&a, buf, sizeof buf) == SSMTUNE_ERROR_INVALID_ARGUMENT);
   CHECK(std::string(ssmtune_last_error()).find("delta") != std::string::npos);
   CHECK(ssmtune_fwd_problem_key(nullptr, buf, sizeof buf) == SSMTUNE_ERROR_INVALID_ARGUMENT);

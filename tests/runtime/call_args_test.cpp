@@ -4,38 +4,27 @@
 
 #include <catch2/catch.hpp>
 
+#include "support/c_tensors.h"
+
 namespace ssmtune {
 namespace {
 
-ssmtune_tensor tensor(uintptr_t addr, ssmtune_dtype t, std::initializer_list<int64_t> shape) {
-  ssmtune_tensor x{};
-  x.data = reinterpret_cast<const void*>(addr);
-  x.dtype = t;
-  x.rank = static_cast<int32_t>(shape.size());
-  int i = 0;
-  for (int64_t s : shape) x.shape[i++] = s;
-  int64_t stride = 1;
-  for (int k = x.rank - 1; k >= 0; --k) {
-    x.stride[k] = stride;
-    stride *= x.shape[k];
-  }
-  return x;
-}
+using testing::c_tensor;
 
 // Disjoint fake device ranges, 1 GiB apart (never dereferenced).
 uintptr_t at(int i) { return (uintptr_t{1} << 40) + (uintptr_t{1} << 30) * i; }
 
 ssmtune_fwd_args valid_args() {
   ssmtune_fwd_args a{};
-  a.u = tensor(at(0), SSMTUNE_BF16, {2, 64, 100});
-  a.delta = tensor(at(1), SSMTUNE_BF16, {2, 64, 100});
-  a.A = tensor(at(2), SSMTUNE_FP32, {64, 16});
-  a.B = tensor(at(3), SSMTUNE_BF16, {2, 2, 16, 100});
-  a.C = tensor(at(4), SSMTUNE_FP32, {64, 16});
-  a.z = tensor(at(5), SSMTUNE_BF16, {2, 64, 100});
-  a.out = tensor(at(6), SSMTUNE_BF16, {2, 64, 100});
-  a.out_z = tensor(at(7), SSMTUNE_BF16, {2, 64, 100});
-  a.last_state = tensor(at(8), SSMTUNE_FP32, {2, 64, 16});
+  a.u = c_tensor(at(0), SSMTUNE_BF16, {2, 64, 100});
+  a.delta = c_tensor(at(1), SSMTUNE_BF16, {2, 64, 100});
+  a.A = c_tensor(at(2), SSMTUNE_FP32, {64, 16});
+  a.B = c_tensor(at(3), SSMTUNE_BF16, {2, 2, 16, 100});
+  a.C = c_tensor(at(4), SSMTUNE_FP32, {64, 16});
+  a.z = c_tensor(at(5), SSMTUNE_BF16, {2, 64, 100});
+  a.out = c_tensor(at(6), SSMTUNE_BF16, {2, 64, 100});
+  a.out_z = c_tensor(at(7), SSMTUNE_BF16, {2, 64, 100});
+  a.last_state = c_tensor(at(8), SSMTUNE_FP32, {2, 64, 16});
   a.delta_softplus = 1;
   return a;
 }
@@ -100,23 +89,23 @@ TEST_CASE("a bad call is an error naming the argument", "[runtime]") {
 // saved out), softplus, dlast; every gradient it needs.
 ssmtune_bwd_args valid_bwd_args() {
   ssmtune_bwd_args a{};
-  a.u = tensor(at(0), SSMTUNE_BF16, {2, 64, 100});
-  a.delta = tensor(at(1), SSMTUNE_BF16, {2, 64, 100});
-  a.A = tensor(at(2), SSMTUNE_FP32, {64, 16});
-  a.B = tensor(at(3), SSMTUNE_BF16, {2, 2, 16, 100});
-  a.C = tensor(at(4), SSMTUNE_FP32, {64, 16});
-  a.D = tensor(at(5), SSMTUNE_FP32, {64});
-  a.z = tensor(at(6), SSMTUNE_BF16, {2, 64, 100});
-  a.out = tensor(at(7), SSMTUNE_BF16, {2, 64, 100});
-  a.dout = tensor(at(8), SSMTUNE_BF16, {2, 64, 100});
-  a.dlast = tensor(at(9), SSMTUNE_FP32, {2, 64, 16});
-  a.du = tensor(at(10), SSMTUNE_BF16, {2, 64, 100});
-  a.ddelta = tensor(at(11), SSMTUNE_BF16, {2, 64, 100});
-  a.dA = tensor(at(12), SSMTUNE_FP32, {64, 16});
-  a.dB = tensor(at(13), SSMTUNE_BF16, {2, 2, 16, 100});
-  a.dC = tensor(at(14), SSMTUNE_FP32, {64, 16});
-  a.dD = tensor(at(15), SSMTUNE_FP32, {64});
-  a.dz = tensor(at(16), SSMTUNE_BF16, {2, 64, 100});
+  a.u = c_tensor(at(0), SSMTUNE_BF16, {2, 64, 100});
+  a.delta = c_tensor(at(1), SSMTUNE_BF16, {2, 64, 100});
+  a.A = c_tensor(at(2), SSMTUNE_FP32, {64, 16});
+  a.B = c_tensor(at(3), SSMTUNE_BF16, {2, 2, 16, 100});
+  a.C = c_tensor(at(4), SSMTUNE_FP32, {64, 16});
+  a.D = c_tensor(at(5), SSMTUNE_FP32, {64});
+  a.z = c_tensor(at(6), SSMTUNE_BF16, {2, 64, 100});
+  a.out = c_tensor(at(7), SSMTUNE_BF16, {2, 64, 100});
+  a.dout = c_tensor(at(8), SSMTUNE_BF16, {2, 64, 100});
+  a.dlast = c_tensor(at(9), SSMTUNE_FP32, {2, 64, 16});
+  a.du = c_tensor(at(10), SSMTUNE_BF16, {2, 64, 100});
+  a.ddelta = c_tensor(at(11), SSMTUNE_BF16, {2, 64, 100});
+  a.dA = c_tensor(at(12), SSMTUNE_FP32, {64, 16});
+  a.dB = c_tensor(at(13), SSMTUNE_BF16, {2, 2, 16, 100});
+  a.dC = c_tensor(at(14), SSMTUNE_FP32, {64, 16});
+  a.dD = c_tensor(at(15), SSMTUNE_FP32, {64});
+  a.dz = c_tensor(at(16), SSMTUNE_BF16, {2, 64, 100});
   a.delta_softplus = 1;
   return a;
 }
@@ -190,10 +179,10 @@ TEST_CASE("a bad backward call is an error naming the argument", "[runtime]") {
       {[](ssmtune_bwd_args& a) { a.dz.data = nullptr; }, "dz:"},
       {[](ssmtune_bwd_args& a) { a.dlast.shape[2] = 4; }, "dlast:"},
       {[](ssmtune_bwd_args& a) {
-         a.dh0 = tensor(at(20), SSMTUNE_FP32, {2, 64, 16});
+         a.dh0 = c_tensor(at(20), SSMTUNE_FP32, {2, 64, 16});
        },
        "dh0:"},
-      {[](ssmtune_bwd_args& a) { a.ddelta_bias = tensor(at(20), SSMTUNE_FP32, {64}); },
+      {[](ssmtune_bwd_args& a) { a.ddelta_bias = c_tensor(at(20), SSMTUNE_FP32, {64}); },
        "ddelta_bias:"},
       {[](ssmtune_bwd_args& a) { a.du.stride[2] = 2; }, "du:"},
       {[](ssmtune_bwd_args& a) { a.dz.dtype = 9; }, "dz:"},

@@ -5,34 +5,24 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "support/c_tensors.h"
+
 namespace ssmtune {
 namespace {
 
-ssmtune_tensor tensor(ssmtune_dtype t, std::initializer_list<int64_t> shape) {
-  ssmtune_tensor x{};
-  x.dtype = t;
-  x.rank = static_cast<int32_t>(shape.size());
-  int i = 0;
-  for (int64_t s : shape) x.shape[i++] = s;
-  int64_t stride = 1;
-  for (int k = x.rank - 1; k >= 0; --k) {
-    x.stride[k] = stride;
-    stride *= x.shape[k];
-  }
-  return x;
-}
+using testing::c_tensor;
 
 // A layout (no data pointers; present = rank > 0): fp32, variable B and C,
 // z with the saved out, h0, delta_bias with softplus.
 ssmtune_bwd_args layout() {
-  const auto bdl = [] { return tensor(SSMTUNE_FP32, {2, 64, 100}); };
+  const auto bdl = [] { return c_tensor(SSMTUNE_FP32, {2, 64, 100}); };
   ssmtune_bwd_args a{};
   a.u = a.delta = a.z = a.out = a.dout = bdl();
   a.du = a.ddelta = a.dz = bdl();
-  a.A = a.dA = tensor(SSMTUNE_FP32, {64, 16});
-  a.B = a.C = a.dB = a.dC = tensor(SSMTUNE_FP32, {2, 1, 16, 100});
-  a.delta_bias = a.ddelta_bias = tensor(SSMTUNE_FP32, {64});
-  a.h0 = a.dh0 = tensor(SSMTUNE_FP32, {2, 64, 16});
+  a.A = a.dA = c_tensor(SSMTUNE_FP32, {64, 16});
+  a.B = a.C = a.dB = a.dC = c_tensor(SSMTUNE_FP32, {2, 1, 16, 100});
+  a.delta_bias = a.ddelta_bias = c_tensor(SSMTUNE_FP32, {64});
+  a.h0 = a.dh0 = c_tensor(SSMTUNE_FP32, {2, 64, 16});
   a.delta_softplus = 1;
   return a;
 }
@@ -93,7 +83,7 @@ TEST_CASE("prepared bwd: the layout key follows strides, dtypes and flags", "[ru
   a.delta_softplus = 0;
   CHECK(bwd_layout_key(a) != base);
   a = layout();
-  a.dlast = tensor(SSMTUNE_FP32, {2, 64, 16});
+  a.dlast = c_tensor(SSMTUNE_FP32, {2, 64, 16});
   CHECK(bwd_layout_key(a) != base);
   a = layout();
   a.D.shape[0] = 5;  // an absent tensor's fields do not count

@@ -5,35 +5,24 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "support/c_tensors.h"
+
 namespace ssmtune {
 namespace {
 
-ssmtune_tensor tensor(uintptr_t addr, ssmtune_dtype t, std::initializer_list<int64_t> shape) {
-  ssmtune_tensor x{};
-  x.data = reinterpret_cast<const void*>(addr);
-  x.dtype = t;
-  x.rank = static_cast<int32_t>(shape.size());
-  int i = 0;
-  for (int64_t s : shape) x.shape[i++] = s;
-  int64_t stride = 1;
-  for (int k = x.rank - 1; k >= 0; --k) {
-    x.stride[k] = stride;
-    stride *= x.shape[k];
-  }
-  return x;
-}
+using testing::c_tensor;
 
 // A layout: no data pointers at all (present = rank > 0).
 ssmtune_fwd_args layout() {
   ssmtune_fwd_args a{};
-  a.u = tensor(0, SSMTUNE_BF16, {2, 64, 100});
-  a.delta = tensor(0, SSMTUNE_BF16, {2, 64, 100});
-  a.A = tensor(0, SSMTUNE_FP32, {64, 16});
-  a.B = tensor(0, SSMTUNE_BF16, {2, 1, 16, 100});
-  a.C = tensor(0, SSMTUNE_BF16, {2, 1, 16, 100});
-  a.z = tensor(0, SSMTUNE_BF16, {2, 64, 100});
-  a.out = tensor(0, SSMTUNE_BF16, {2, 64, 100});
-  a.out_z = tensor(0, SSMTUNE_BF16, {2, 64, 100});
+  a.u = c_tensor(0, SSMTUNE_BF16, {2, 64, 100});
+  a.delta = c_tensor(0, SSMTUNE_BF16, {2, 64, 100});
+  a.A = c_tensor(0, SSMTUNE_FP32, {64, 16});
+  a.B = c_tensor(0, SSMTUNE_BF16, {2, 1, 16, 100});
+  a.C = c_tensor(0, SSMTUNE_BF16, {2, 1, 16, 100});
+  a.z = c_tensor(0, SSMTUNE_BF16, {2, 64, 100});
+  a.out = c_tensor(0, SSMTUNE_BF16, {2, 64, 100});
+  a.out_z = c_tensor(0, SSMTUNE_BF16, {2, 64, 100});
   a.delta_softplus = 1;
   return a;
 }
@@ -91,7 +80,7 @@ TEST_CASE("prepared: the layout key follows strides, dtypes and flags", "[runtim
   a.delta_softplus = 0;
   CHECK(layout_key(a) != base);
   a = layout();
-  a.D = tensor(0, SSMTUNE_FP32, {64});
+  a.D = c_tensor(0, SSMTUNE_FP32, {64});
   CHECK(layout_key(a) != base);
   a = layout();
   a.D.shape[0] = 5;  // an absent tensor's fields do not count
