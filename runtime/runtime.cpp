@@ -210,7 +210,7 @@ struct Runtime::Impl {
     std::lock_guard<std::mutex> compile_lock(compile_mu);
     if (const auto* e = memo.find(key)) return e;
     SSMTUNE_ASSIGN_OR_RETURN(auto choice, choose(p));
-    if (choice.rule != SelectRule::kExact && tune_budget_s > 0 && tuner && !is_forced(p)) {
+    if (!is_exact(choice.rule) && tune_budget_s > 0 && tuner && !is_forced(p)) {
       SSMTUNE_ASSIGN_OR_RETURN(choice, tune_first(p, std::move(choice)));
     }
     SSMTUNE_ASSIGN_OR_RETURN(auto kernel, build(p, choice.config));

@@ -15,6 +15,8 @@ const char* to_string(SelectRule r) {
   switch (r) {
     case SelectRule::kExact:
       return "exact";
+    case SelectRule::kExactClass:
+      return "exact-class";
     case SelectRule::kNearest:
       return "nearest";
     case SelectRule::kDefault:
@@ -27,11 +29,35 @@ double problem_distance(const FwdProblem& a, const FwdProblem& b) {
   return fwd_problem_distance(a, b);
 }
 
+namespace {
+
+// The other GPUs of this device's class in the database, by UUID.
+Result<std::vector<std::string>> identical_gpus(cache::TuningDb& db,
+                                                const jit::DeviceInfo& device) {
+  const std::string mine = device_class(device_record(device));
+  SSMTUNE_ASSIGN_OR_RETURN(auto devices, db.devices());
+  std::vector<std::string> out;
+  for (const auto& d : devices)
+    if (d.device.uuid != device.uuid && device_class(d.device) == mine)
+      out.push_back(d.device.uuid);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string ms_text(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g ms", ms);
+  return buf;
+}
+
+}  // namespace
+
 Result<FamilyChoice> choose_family_config(cache::TuningDb* db, const KernelFamily& family,
                                           const FamilyProblem& p, const jit::DeviceInfo& device,
                                           const Versions& versions) {
   std::string note;
   if (db != nullptr) {
+    const std::string cls = device_class(device_record(device));
     SSMTUNE_ASSIGN_OR_RETURN(auto exact, db->best(device.uuid, p.key(), versions));
     if (exact && !exact->stale && family.check_config(p, exact->config_key, device)) {
       FamilyChoice ch;
@@ -40,40 +66,66 @@ Result<FamilyChoice> choose_family_config(cache::TuningDb* db, const KernelFamil
       ch.source_problem = exact->problem_key;
       ch.source_ms = exact->median_ms;
       ch.reason = "exact: tuned for this problem on this GPU (" + exact->config_key + ", " +
-                  std::to_string(exact->median_ms) + " ms; " + exact->rule + ")";
+                  ms_text(exact->median_ms) + "; " + exact->rule + ")";
       return ch;
     }
-    SSMTUNE_ASSIGN_OR_RETURN(auto all, db->list_best(versions, device.uuid));
-    const std::string cls = p.class_key();
+    SSMTUNE_ASSIGN_OR_RETURN(const std::vector<std::string> peers, identical_gpus(*db, device));
+    for (const auto& peer : peers) {
+      SSMTUNE_ASSIGN_OR_RETURN(auto e, db->best(peer, p.key(), versions));
+      if (!e || e->stale || !family.check_config(p, e->config_key, device)) continue;
+      FamilyChoice ch;
+      ch.config = e->config_key;
+      ch.rule = SelectRule::kExactClass;
+      ch.source_problem = e->problem_key;
+      ch.source_ms = e->median_ms;
+      ch.source_device = peer;
+      ch.reason = "exact-class: tuned for this problem on " + peer +
+                  ", a GPU of this one's class (" + cls + "; " + e->config_key + ", " +
+                  ms_text(e->median_ms) + "; " + e->rule + ")";
+      return ch;
+    }
+    // Nearest over this GPU's entries, then its identical peers' (a tie
+    // keeps the earlier: this GPU's).
+    std::vector<std::string> gpus{device.uuid};
+    gpus.insert(gpus.end(), peers.begin(), peers.end());
+    const std::string problem_cls = p.class_key();
     double best_d = std::numeric_limits<double>::infinity();
     std::optional<FamilyChoice> nearest;
     int skipped_stale = 0, skipped_illegal = 0;
-    for (const auto& b : all) {
-      if (family_of_key(b.problem_key) != family.name()) continue;
-      if (b.stale) {
-        ++skipped_stale;
-        continue;
+    for (const auto& gpu : gpus) {
+      SSMTUNE_ASSIGN_OR_RETURN(auto all, db->list_best(versions, gpu));
+      for (const auto& b : all) {
+        if (family_of_key(b.problem_key) != family.name()) continue;
+        if (b.stale) {
+          ++skipped_stale;
+          continue;
+        }
+        auto q = family.parse_problem(b.problem_key);
+        if (!q || (*q)->class_key() != problem_cls) continue;
+        const double dist = p.distance(**q);
+        if (!(dist < best_d)) continue;
+        if (!family.check_config(p, b.config_key, device)) {
+          ++skipped_illegal;
+          continue;
+        }
+        best_d = dist;
+        FamilyChoice ch;
+        ch.config = b.config_key;
+        ch.rule = SelectRule::kNearest;
+        ch.source_problem = b.problem_key;
+        ch.source_ms = b.median_ms;
+        ch.distance = dist;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.2f", dist);
+        ch.reason = "nearest: " + b.config_key + " tuned for " + b.problem_key +
+                    " (log2 distance " + buf + ")";
+        if (gpu != device.uuid) {
+          ch.source_device = gpu;
+          ch.reason += " on " + gpu + ", a GPU of this one's class (" + cls + ")";
+        }
+        ch.reason += ", legal for this shape";
+        nearest = ch;
       }
-      auto q = family.parse_problem(b.problem_key);
-      if (!q || (*q)->class_key() != cls) continue;
-      const double dist = p.distance(**q);
-      if (!(dist < best_d)) continue;
-      if (!family.check_config(p, b.config_key, device)) {
-        ++skipped_illegal;
-        continue;
-      }
-      best_d = dist;
-      FamilyChoice ch;
-      ch.config = b.config_key;
-      ch.rule = SelectRule::kNearest;
-      ch.source_problem = b.problem_key;
-      ch.source_ms = b.median_ms;
-      ch.distance = dist;
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.2f", dist);
-      ch.reason = "nearest: " + b.config_key + " tuned for " + b.problem_key + " (log2 distance " +
-                  buf + "), legal for this shape";
-      nearest = ch;
     }
     if (nearest) return *nearest;
     if (skipped_stale || skipped_illegal)
@@ -84,7 +136,10 @@ Result<FamilyChoice> choose_family_config(cache::TuningDb* db, const KernelFamil
   FamilyChoice ch;
   ch.config = d.config;
   ch.rule = SelectRule::kDefault;
-  ch.reason = "default: nothing usable tuned for this class on this GPU" + note + "; " + d.reason;
+  ch.reason =
+      "default: nothing usable tuned for this problem class on this GPU or one of its "
+      "class" +
+      note + "; " + d.reason;
   return ch;
 }
 
@@ -98,6 +153,7 @@ Result<TypedChoice<Config>> typed(const FamilyChoice& f) {
   ch.rule = f.rule;
   ch.source_problem = f.source_problem;
   ch.source_ms = f.source_ms;
+  ch.source_device = f.source_device;
   ch.distance = f.distance;
   ch.reason = f.reason;
   return ch;

@@ -1,10 +1,14 @@
 // Which config a library call runs, for any kernel family (the forward's
 // and the backward's typed): the tuning database's exact entry for this
-// device and problem; else the nearest tuned problem on this device
-// with the same dtypes and flags (distance in log space over batch, dim,
-// seqlen, dstate) whose config is legal for the new shape; else the
-// built-in heuristic default. Stale entries (other driver, NVRTC or
-// templates) are never used. The choice says which rule picked it and why.
+// device and problem; else the exact entry of an identical GPU (same
+// device class: name, compute capability, SM count; e.g. the database was
+// tuned on another H200 and copied here); else the nearest tuned problem
+// on this device or an identical one with the same dtypes and flags
+// (distance in log space over batch, dim, seqlen, dstate; this device's
+// entry wins a tie) whose config is legal for the new shape; else the
+// built-in heuristic default. Entries of another class (an H100's for an
+// H200) are never used, nor stale ones (other driver, NVRTC or
+// templates). The choice says which rule picked it, from which GPU, and why.
 #pragma once
 
 #include <optional>
@@ -19,8 +23,13 @@
 
 namespace ssmtune {
 
-enum class SelectRule { kExact, kNearest, kDefault };
-const char* to_string(SelectRule r);  // "exact", "nearest", "default"
+enum class SelectRule { kExact, kExactClass, kNearest, kDefault };
+// "exact", "exact-class" (an identical GPU's entry), "nearest", "default"
+const char* to_string(SelectRule r);
+// Exact for this problem, on this GPU or an identical one: worth no tuning.
+inline bool is_exact(SelectRule r) {
+  return r == SelectRule::kExact || r == SelectRule::kExactClass;
+}
 
 // A family's choice with its config parsed.
 template <typename Config>
@@ -29,6 +38,7 @@ struct TypedChoice {
   SelectRule rule = SelectRule::kDefault;
   std::string source_problem;  // the database entry's problem (exact, nearest)
   double source_ms = 0;        // its measured median
+  std::string source_device;   // the entry's GPU (UUID), when not this one
   double distance = 0;         // nearest: log-space distance to the source problem
   std::string reason;          // one human-readable line
 };
@@ -41,12 +51,14 @@ struct FamilyChoice {
   SelectRule rule = SelectRule::kDefault;
   std::string source_problem;
   double source_ms = 0;
+  std::string source_device;  // the entry's GPU (UUID), when not this one
   double distance = 0;
   std::string reason;
 };
 
-// Exact, nearest (same class on this device, legal for the problem), else
-// the family's heuristic default. `db` may be null (no database: the
+// Exact (this GPU, then an identical one), nearest (same problem class,
+// legal for the problem, on this GPU or an identical one), else the
+// family's heuristic default. `db` may be null (no database: the
 // default). Errors only on database failure.
 Result<FamilyChoice> choose_family_config(cache::TuningDb* db, const KernelFamily& family,
                                           const FamilyProblem& problem,

@@ -35,6 +35,11 @@ DeviceRecord device_record(const jit::DeviceInfo& d) {
   return {d.uuid, d.name, d.cc_major, d.cc_minor, d.sm_count, d.driver_version, d.nvrtc_version};
 }
 
+std::string device_class(const DeviceRecord& d) {
+  return d.name + " sm_" + std::to_string(d.cc_major) + std::to_string(d.cc_minor) + " " +
+         std::to_string(d.sm_count) + " SMs";
+}
+
 namespace {
 int verdict_rank(const std::string& v) {
   if (v == "defect") return 3;

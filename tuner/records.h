@@ -42,6 +42,11 @@ struct DeviceRecord {
   std::string nvrtc_version;   // e.g. "13.0"
 };
 DeviceRecord device_record(const jit::DeviceInfo& d);
+// The device's class: the GPU model as far as tuning can tell (name,
+// compute capability, SM count), e.g. "NVIDIA H200 sm_90 132 SMs". GPUs of
+// one class share tuned entries; driver and NVRTC versions stay each
+// entry's own staleness, the UUID its provenance.
+std::string device_class(const DeviceRecord& d);
 
 // The error of one named output ("out", "out_z", "last_state", "du", ...)
 // against the fp64 reference.

@@ -74,4 +74,4 @@ def test_explain_names_the_rule():
     u = torch.randn(2, 8, 64, device="cuda")
     text = ssmtune.explain(u, 0.5 * torch.rand_like(u), -torch.rand(8, 4, device="cuda"),
                            torch.randn(2, 4, 64, device="cuda"), torch.randn(2, 4, 64, device="cuda"))
-    assert any(r in text for r in ("[exact]", "[nearest]", "[default]"))
+    assert any(r in text for r in ("[exact]", "[exact-class]", "[nearest]", "[default]"))

@@ -37,9 +37,10 @@ bwd::BwdConfig require_config(const std::string& key) {
 }
 
 void seed_best_keys(cache::TuningDb& db, const std::string& problem, const std::string& config,
-                    double ms, const std::string& template_hash = "templates-now") {
+                    double ms, const std::string& template_hash = "templates-now",
+                    const std::string& uuid = device().uuid) {
   Measurement m;
-  m.device_uuid = device().uuid;
+  m.device_uuid = uuid;
   m.problem_key = problem;
   m.config_key = config;
   m.median_ms = ms;
@@ -207,6 +208,86 @@ TEST_CASE("forced configs: one key per family, comma-separated", "[runtime]") {
   auto twice = parse_forced_configs(bwd_key + "," + bwd_key);
   REQUIRE_FALSE(twice.is_ok());
   CHECK(twice.status().message().find("a second config for the backward") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace ssmtune
+
+namespace ssmtune {
+namespace {
+
+// Another GPU of this test GPU's class (same name, compute capability, SM
+// count; another UUID and driver), and one of another class.
+jit::DeviceInfo twin() {
+  jit::DeviceInfo d = device();
+  d.uuid = "GPU-99999999-1111-2222-3333-444444444444";
+  d.driver_version = 12080;
+  return d;
+}
+jit::DeviceInfo other_class() {
+  jit::DeviceInfo d = device();
+  d.uuid = "GPU-77777777-1111-2222-3333-444444444444";
+  d.name = "other GPU";
+  d.sm_count = 114;
+  return d;
+}
+
+TEST_CASE("device classes: name, compute capability and SM count", "[runtime]") {
+  CHECK(device_class(device_record(device())) == "test GPU sm_90 132 SMs");
+  CHECK(device_class(device_record(twin())) == device_class(device_record(device())));
+  CHECK(device_class(device_record(other_class())) != device_class(device_record(device())));
+}
+
+TEST_CASE("an identical GPU's entries serve this one; another class's never", "[runtime]") {
+  testing::TempDir dir;
+  auto db = cache::TuningDb::open(dir.file("t.db"), cache::OpenMode::kReadWrite);
+  REQUIRE(db.is_ok());
+  for (const auto& d : {device(), twin(), other_class()})
+    REQUIRE(db->upsert_device(device_record(d)).is_ok());
+  const FwdProblem mid = shape(8, 1536, 2048, 16);
+  const FwdProblem bf16 = shape(8, 256, 1024, 4, DType::kBF16);  // a class nobody here tuned
+  FwdConfig warp = default_config(mid, ScanAlgo::kWarpScan);
+  warp.d_step = 8;
+  warp.threads = 256;
+  const FwdConfig seq = default_config(mid, ScanAlgo::kSequential);
+  // Tuned on the twin only (the database came from another machine).
+  seed_best_keys(*db, mid.key(), warp.key(), 0.73, "templates-now", twin().uuid);
+
+  auto exact = choose_config(&*db, device(), kNow, mid);
+  REQUIRE(exact.is_ok());
+  CHECK(exact->rule == SelectRule::kExactClass);
+  CHECK(is_exact(exact->rule));
+  CHECK(exact->config == warp);
+  CHECK(exact->source_device == twin().uuid);
+  CHECK(exact->reason.find(twin().uuid) != std::string::npos);
+  CHECK(exact->reason.find("test GPU sm_90 132 SMs") != std::string::npos);
+
+  // Nearest from the twin's entry, saying so.
+  auto near = choose_config(&*db, device(), kNow, shape(8, 1536, 4096, 16));
+  REQUIRE(near.is_ok());
+  CHECK(near->rule == SelectRule::kNearest);
+  CHECK(near->source_device == twin().uuid);
+  CHECK(near->reason.find(twin().uuid) != std::string::npos);
+
+  // This GPU's own entry wins over the twin's.
+  seed_best(*db, mid, seq, 0.80);
+  auto own = choose_config(&*db, device(), kNow, mid);
+  REQUIRE(own.is_ok());
+  CHECK(own->rule == SelectRule::kExact);
+  CHECK(own->config == seq);
+  CHECK(own->source_device.empty());
+
+  // Another class's entry is never used: the default.
+  seed_best_keys(*db, bf16.key(), default_config(bf16, ScanAlgo::kSequential).key(), 0.05,
+                 "templates-now", other_class().uuid);
+  auto other = choose_config(&*db, device(), kNow, bf16);
+  REQUIRE(other.is_ok());
+  CHECK(other->rule == SelectRule::kDefault);
+  // ... and the other class sees neither this GPU's nor the twin's entries.
+  auto theirs = choose_config(&*db, other_class(), kNow, mid);
+  REQUIRE(theirs.is_ok());
+  CHECK(theirs->rule != SelectRule::kExact);
+  CHECK(theirs->rule != SelectRule::kExactClass);
 }
 
 }  // namespace
