@@ -39,7 +39,8 @@ size_t staged_shared_bytes(const FwdProblem& p, const FwdConfig& c) {
 }
 
 void add_staged_space(FwdSpaceBuilder& b, ScanAlgo a, const std::vector<int>& chunks,
-                      const std::vector<int>& splits, const std::vector<int>& items) {
+                      const std::vector<int>& splits, const std::vector<int>& items,
+                      int fp32_items) {
   for (int n_split : splits)
     for (int threads : {64, 128, 256})
       for (int chunk : chunks)
@@ -51,7 +52,7 @@ void add_staged_space(FwdSpaceBuilder& b, ScanAlgo a, const std::vector<int>& ch
           c.d_step = threads / n_split;
           c.chunk = chunk;
           c.items = in_flight;
-          if (in_flight == 1)
+          if (in_flight == fp32_items)
             b.add_fp32(c);
           else
             b.add_fast(c);
@@ -73,6 +74,14 @@ void set_multichunk_default(const FwdProblem& p, size_t max_shared_bytes, FwdCon
 void shrink_chunk_to_fit(const FwdProblem& p, size_t max_shared_bytes, FwdConfig& c) {
   while (max_shared_bytes != 0 && c.chunk > 16 && !check_config(p, c, max_shared_bytes))
     c.chunk /= 2;
+}
+
+size_t scan_shared_bytes(const FwdProblem& p, const FwdConfig& c, bool blelloch) {
+  return static_cast<size_t>(ssmtune_kernels::scan_smem_layout(static_cast<int>(p.dstate), c.chunk,
+                                                               c.d_step, c.threads,
+                                                               c.acc == AccType::kF64 ? 8 : 4,
+                                                               p.variable_b, p.variable_c, blelloch)
+                                 .bytes);
 }
 
 }  // namespace ssmtune

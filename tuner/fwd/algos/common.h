@@ -30,9 +30,14 @@ std::string staged_layout_rules(const FwdProblem& p, const FwdConfig& c);
 size_t staged_shared_bytes(const FwdProblem& p, const FwdConfig& c);
 
 // The staged algorithms' grid: n_split x threads (64, 128, 256) x chunk x
-// items; items 1 once per fp32 exp mode, items 2 with the fast exp only.
+// items; items == fp32_items once per fp32 exp mode, the others with the
+// fast exp only.
 void add_staged_space(FwdSpaceBuilder& b, ScanAlgo a, const std::vector<int>& chunks,
-                      const std::vector<int>& splits, const std::vector<int>& items);
+                      const std::vector<int>& splits, const std::vector<int>& items,
+                      int fp32_items = 1);
+
+// Shared memory of the warpscan and blelloch kernels (scan_smem_layout).
+size_t scan_shared_bytes(const FwdProblem& p, const FwdConfig& c, bool blelloch);
 
 // The default layout of the algorithms that split the sequence across
 // blocks (multipass, lookback).

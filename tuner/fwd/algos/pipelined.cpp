@@ -49,22 +49,7 @@ class Pipelined final : public FwdAlgorithm {
   void space(FwdSpaceBuilder& b) const override {
     // The sequential layouts with 2 to 8 lanes per channel, 32- or 64-step
     // chunks, double or triple buffered (triple once per fp32 exp mode).
-    for (int n_split : {2, 4, 8})
-      for (int threads : {64, 128, 256})
-        for (int chunk : {32, 64})
-          for (int stages : {2, 3}) {
-            FwdConfig c;
-            c.algo = id();
-            c.n_split = n_split;
-            c.threads = threads;
-            c.d_step = threads / n_split;
-            c.chunk = chunk;
-            c.items = stages;
-            if (stages == 3)
-              b.add_fp32(c);
-            else
-              b.add_fast(c);
-          }
+    add_staged_space(b, id(), {32, 64}, {2, 4, 8}, {2, 3}, /*fp32_items=*/3);
   }
   void set_default(const FwdProblem& p, size_t max_shared_bytes, FwdConfig& c) const override {
     // Four states per thread (a 2-level y reduction at dstate 16, half the

@@ -18,11 +18,7 @@ class WarpScan final : public FwdAlgorithm {
     return {};
   }
   size_t shared_bytes(const FwdProblem& p, const FwdConfig& c) const override {
-    return static_cast<size_t>(ssmtune_kernels::scan_smem_layout(
-                                   static_cast<int>(p.dstate), c.chunk, c.d_step, c.threads,
-                                   c.acc == AccType::kF64 ? 8 : 4, p.variable_b, p.variable_c,
-                                   /*blelloch=*/false)
-                                   .bytes);
+    return scan_shared_bytes(p, c, /*blelloch=*/false);
   }
   void plan(const FwdPlanContext& x, FwdPlan& plan) const override {
     plan.launches.push_back(
