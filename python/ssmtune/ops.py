@@ -12,11 +12,14 @@ formula saves its inputs (and `out`, y before the z gate, when z is given)
 and calls the backward op of its own style. $SSMTUNE_OP_STYLE ("custom_op",
 the default, or "library") picks the pair selective_scan_fn calls.
 
-Eager fast path: when nothing needs the dispatcher (not compiling, no
-gradient needed, plain CUDA tensors, no dispatch mode active),
-selective_scan_fn calls the CUDA implementation directly and skips the
-dispatcher and the autograd layer (the same kernels and plans; the op's cost
-without them). $SSMTUNE_EAGER_FAST=0 turns it off.
+Eager fast path: when nothing needs the dispatcher (not compiling, plain
+CUDA tensors, no dispatch mode active), selective_scan_fn calls the CUDA
+implementation directly: without a gradient, the forward alone; with one,
+through _EagerScan, a torch.autograd.Function with the ops' own autograd
+formula (the same kernels, plans, saved tensors and gradients; the op's cost
+without the dispatcher and custom_op's wrappers). torch.compile, dispatch
+modes and tensor subclasses go through the registered ops.
+$SSMTUNE_EAGER_FAST=0 turns the fast path off.
 
 The op: (u, delta, A, B, C, D?, z?, delta_bias?, initial_state?,
 delta_softplus, return_last_state) -> [out, out_z if z, last_state if asked].
@@ -389,6 +392,28 @@ def _register():
     bwd_library_op = torch.ops.ssmtune.selective_scan_bwd_lib.default
 
 
+if torch is not None:
+    class _EagerScan(torch.autograd.Function):
+        """The eager training path: the same CUDA implementations and the same
+        saved tensors and backward bookkeeping as the registered ops' autograd
+        formula, without the dispatcher and custom_op's Python wrapper around
+        each direction (about 0.4 ms of host time per training step, which
+        bounded small shapes: bench/NOTES.md, host cost)."""
+
+        @staticmethod
+        def forward(ctx, u, delta, A, B, C, D, z, delta_bias, initial_state, delta_softplus,
+                    return_last_state):
+            outs = _fwd_cuda(u, delta, A, B, C, D, z, delta_bias, initial_state,
+                             delta_softplus, return_last_state)
+            _setup_context(ctx, (u, delta, A, B, C, D, z, delta_bias, initial_state,
+                                 delta_softplus, return_last_state), outs)
+            return tuple(outs)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return _backward_impl(_bwd_cuda, ctx, grads)
+
+
 EAGER_FAST_PATH = os.environ.get("SSMTUNE_EAGER_FAST", "1") != "0"
 
 if HAS_TORCH_OPS:
@@ -436,11 +461,13 @@ def selective_scan_fn(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_
         delta_bias = delta_bias.float()
     if z is not None and z.stride(-1) != 1:
         z = z.contiguous()
-    if (EAGER_FAST_PATH and not _is_compiling() and type(u) is _Tensor
-            and not (_grad_enabled() and _any_requires_grad(u, delta, A, B, C, D, z, delta_bias))
-            and not _dispatch_modes()):
-        outs = _fwd_cuda(u, delta, A, B, C, D, z, delta_bias, None, delta_softplus,
-                         return_last_state)
+    if EAGER_FAST_PATH and not _is_compiling() and type(u) is _Tensor and not _dispatch_modes():
+        if _grad_enabled() and _any_requires_grad(u, delta, A, B, C, D, z, delta_bias):
+            outs = _EagerScan.apply(u, delta, A, B, C, D, z, delta_bias, None, delta_softplus,
+                                    return_last_state)
+        else:
+            outs = _fwd_cuda(u, delta, A, B, C, D, z, delta_bias, None, delta_softplus,
+                             return_last_state)
     else:
         outs = _op(u, delta, A, B, C, D, z, delta_bias, None, delta_softplus, return_last_state)
     out = outs[1] if z is not None else outs[0]

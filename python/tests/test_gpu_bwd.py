@@ -63,8 +63,11 @@ def run_forward(leaves, softplus, last, style=None):
     if h0 is None and style is None:
         res = ssmtune.selective_scan_fn(u, delta, A, B, C, D, z, delta_bias, softplus, last)
         return res if last else (res, None)
-    op = ops.fwd_library_op if style == "library" else ops.fwd_custom_op
-    outs = op(u, delta, A, B, C, D, z, delta_bias, h0, softplus, last)
+    if style == "eager":  # selective_scan_fn's eager autograd path, with h0
+        outs = ops._EagerScan.apply(u, delta, A, B, C, D, z, delta_bias, h0, softplus, last)
+    else:
+        op = ops.fwd_library_op if style == "library" else ops.fwd_custom_op
+        outs = op(u, delta, A, B, C, D, z, delta_bias, h0, softplus, last)
     return outs[1 if z is not None else 0], (outs[-1] if last else None)
 
 
@@ -202,12 +205,12 @@ def grads_of(style, leaves, softplus, last, dout, dlast):
     return [None if x is None else x.grad.clone() for x in leaves]
 
 
-def test_both_styles_and_repeats_give_the_same_bits():
+def test_every_path_and_repeats_give_the_same_bits():
     leaves, g = make_case("bits.bf16", torch.bfloat16, "g2", 4, 256, 2048, 16, True, True, True)
     dout = torch.randn(4, 256, 2048, device="cuda", generator=g).to(torch.bfloat16)
     dlast = torch.randn(4, 256, 16, device="cuda", generator=g)
     first = grads_of("custom_op", leaves, True, True, dout, dlast)
-    for style in ("custom_op", "library", "custom_op"):
+    for style in ("custom_op", "library", "eager", "custom_op"):
         again = grads_of(style, leaves, True, True, dout, dlast)
         for a, b in zip(first, again):
             if a is not None:
