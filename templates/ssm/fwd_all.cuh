@@ -8,4 +8,5 @@
 #include "ssm/fwd_pipelined.cuh"
 #include "ssm/fwd_reference.cuh"
 #include "ssm/fwd_sequential.cuh"
+#include "ssm/fwd_split.cuh"
 #include "ssm/fwd_warpscan.cuh"

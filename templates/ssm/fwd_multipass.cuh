@@ -77,10 +77,14 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_multipass_output(const S
   multipass_chunk<Tr, true>(p);
 }
 
-// Pass 2: one thread per (batch, channel, state), any block size. Replaces
-// each chunk's B part by the state entering that chunk.
+// One thread per (batch, channel, state) chain, any block size: the chain's
+// `steps` carries [((b, d, n), step)] hold each step's decay product (A
+// parts) and its end state from 0 (B parts); replaces each B part by the
+// state entering that step, from h0 (or 0), and stores the final state as
+// the last state (when asked for). Multipass scans its chunks with it, the
+// split-sequence kernel its segments.
 template <typename Tr>
-__global__ void ssm_fwd_multipass_scan(const SsmFwdParams p) {
+__device__ __forceinline__ void scan_carries(const SsmFwdParams& p, int steps) {
   using AccT = typename Tr::AccT;
   const long long chains = static_cast<long long>(p.batch) * p.dim * Tr::kN;
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -88,20 +92,26 @@ __global__ void ssm_fwd_multipass_scan(const SsmFwdParams p) {
   const int n = static_cast<int>(i % Tr::kN);
   const int d = static_cast<int>((i / Tr::kN) % p.dim);
   const int b = static_cast<int>(i / (static_cast<long long>(Tr::kN) * p.dim));
-  const long long count = chains * p.n_chunks;
+  const long long count = chains * steps;
   AccT* carry_a = static_cast<AccT*>(p.carries);
   AccT* carry_b = carry_a + count;
   AccT hstate = 0;
   if constexpr (Tr::kH0) hstate = p.h0[b * p.h0_batch_stride + d * p.h0_dim_stride + n];
-  const long long base = i * p.n_chunks;
-  for (int chunk = 0; chunk < p.n_chunks; ++chunk) {
-    const AccT a = carry_a[base + chunk], bb = carry_b[base + chunk];
-    carry_b[base + chunk] = hstate;
+  const long long base = i * steps;
+  for (int step = 0; step < steps; ++step) {
+    const AccT a = carry_a[base + step], bb = carry_b[base + step];
+    carry_b[base + step] = hstate;
     hstate = a * hstate + bb;
   }
   if constexpr (Tr::kLastState)
     p.last_state[b * p.last_state_batch_stride + d * p.last_state_dim_stride + n] =
         static_cast<float>(hstate);
+}
+
+// Pass 2: replaces each chunk's B part by the state entering that chunk.
+template <typename Tr>
+__global__ void ssm_fwd_multipass_scan(const SsmFwdParams p) {
+  scan_carries<Tr>(p, p.n_chunks);
 }
 
 }  // namespace ssmtune_kernels

@@ -53,6 +53,8 @@ struct SsmFwdParams {
   unsigned* flags;         // look-back: one status word per (batch, d-tile, chunk)
   unsigned* tile_counter;  // look-back: dynamic tile index, zeroed per launch
   int n_chunks;            // chunks of K timesteps: ceil(seqlen / K)
+  int segments;            // split: sequence segments (grid z), each of seg_chunks
+  int seg_chunks;          // chunks (the last one may have fewer)
   // 1 when every (batch, dim, group, dstate) row of u, delta, variable B/C,
   // z, out and out_z starts on a multiple of 4 elements (base address and
   // strides), so 4 consecutive timesteps load and store as one vector.

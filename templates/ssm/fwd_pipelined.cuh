@@ -115,8 +115,15 @@ struct PipeRing {
   }
 };
 
+// What one launch of the pipelined kernel runs: the whole sequence, or
+// (split: ssm/fwd_split.cuh) one segment of it, from state 0 to its end
+// state and decay (no outputs), or from its incoming state with outputs.
+enum class PipePass { kWhole, kSegmentStates, kSegmentOutputs };
+
 // The producers' work; `lane` is the thread's index among them (0..kProd).
-template <typename Tr>
+// They walk the chunks [j0, j0 + nc) of the sequence; chunk indices below
+// are relative to j0. The states pass copies no C or z rows.
+template <typename Tr, PipePass kPass = PipePass::kWhole>
 struct PipeProducer {
   using Ring = PipeRing<Tr>;
   using InT = typename Tr::InT;
@@ -124,8 +131,20 @@ struct PipeProducer {
   const Tile& tile;
   float* smem;
   int lane;
+  int j0;  // first chunk
+  int nc;  // chunks walked
 
-  __device__ __forceinline__ int start(int j) const { return j * Tr::kChunk; }
+  // Rows this pass does not read (copied as zeros, reading nothing).
+  __device__ __forceinline__ bool skipped(int r) const {
+    if (Ring::idle(r, tile)) return true;
+    if constexpr (kPass == PipePass::kSegmentStates) {
+      if (r >= Ring::kZRow0) return true;                                           // z
+      if (r >= 2 * Tr::kDStep) return !(Tr::kVarB && r - 2 * Tr::kDStep < Tr::kN);  // C
+    }
+    return false;
+  }
+
+  __device__ __forceinline__ int start(int j) const { return (j0 + j) * Tr::kChunk; }
   __device__ __forceinline__ int length(int j) const {
     return min(Tr::kChunk, p.seqlen - start(j));
   }
@@ -195,7 +214,7 @@ struct PipeProducer {
   // 16-byte aligned are copied element by element, at once (a rare path,
   // kept small: its registers count for the whole kernel).
   __device__ __forceinline__ void issue(int j) const {
-    if (j < p.n_chunks) {
+    if (j < nc) {
       const bool aligned = p.align16 != 0;
       const int t0 = start(j), len = length(j);
       char* base = Ring::kConvert ? reinterpret_cast<char*>(Ring::landing(smem, j))
@@ -205,7 +224,7 @@ struct PipeProducer {
       Ring::template for_each_piece<Ring::kRows, Ring::kPieces>(lane, [&](int r, int k) {
         const int t = k * Ring::kPiece;
         const PipeRow row = table[r];
-        const int elems = Ring::idle(r, tile) ? 0 : max(0, min(Ring::kPiece, len - t));
+        const int elems = skipped(r) ? 0 : max(0, min(Ring::kPiece, len - t));
         // Past the end, read from the chunk's start (valid) and zero-fill.
         const char* src = row.src + t0_bytes + (elems > 0 ? t * Ring::kEs : 0);
         char* dst = base + row.land + t * Ring::kEs;
@@ -326,46 +345,51 @@ struct PipeMinBlocks {
   static constexpr int value = sizeof(typename Tr::AccT) == 8 || kRaw < 1 ? 1 : kRaw;
 };
 
-template <typename Tr>
-__global__ void __launch_bounds__(Tr::kThreads + PipeRing<Tr>::kProd, PipeMinBlocks<Tr>::value)
-    ssm_fwd_pipelined(const SsmFwdParams p) {
+// The pipelined kernel's body for one pass over the chunks [j0, j0 + nc).
+// kWhole: from h0 (or 0) over the whole sequence, outputs and last state.
+// kSegmentStates: from 0, no outputs; each state's end value and decay
+// product go to the carries (slot `seg` of its chain). kSegmentOutputs:
+// from the state the carry scan left in slot `seg`, outputs only.
+template <typename Tr, PipePass kPass>
+__device__ __forceinline__ void pipelined_pass(const SsmFwdParams& p, int j0, int nc, int seg) {
   static_assert(ChunkLayoutChecks<Tr>::kOk, "");
   using Ring = PipeRing<Tr>;
   using AccT = typename Tr::AccT;
   constexpr int kPer = ChannelStates<Tr>::kPerThread;
   constexpr int kS = Ring::kStages;
+  constexpr bool kOutputs = kPass != PipePass::kSegmentStates;
   extern __shared__ float4 smem_raw[];
   float* smem = reinterpret_cast<float*>(smem_raw);
   constexpr ChunkSmemLayout l = Ring::kL;
   const Tile tile = make_tile<Tr>(p, blockIdx.x, blockIdx.y);
-  const int n_chunks = p.n_chunks;
 
   if (threadIdx.x >= Tr::kThreads) {
     // Producers. Chunk j is copy group j; stage j % kS serves chunks j,
     // j + kS, ...; it is refilled once the compute warps hand it back.
-    const PipeProducer<Tr> pr{p, tile, smem, static_cast<int>(threadIdx.x) - Tr::kThreads};
+    const PipeProducer<Tr, kPass> pr{p,  tile, smem, static_cast<int>(threadIdx.x) - Tr::kThreads,
+                                     j0, nc};
     pr.fill_table();
     constexpr int kAhead = Ring::kConvert ? Ring::kLand : kS;
     for (int j = 0; j < kAhead; ++j) pr.issue(j);
     pr.ready(0);
     Ring::arrive_full(0);
-    for (int i = 0; i < n_chunks; ++i) {
+    for (int i = 0; i < nc; ++i) {
       // The compute warps run chunk i; hand back chunk i - 1's stage.
       if (i >= 1) {
         Ring::sync_empty((i - 1) % kS);
-        pr.write(i - 1);
+        if constexpr (kOutputs) pr.write(i - 1);
         if constexpr (!Ring::kConvert) {
           Ring::producers_sync();  // its outputs are read before the copies overwrite it
           pr.issue(i - 1 + kS);
         }
       }
-      if (i + 1 < n_chunks) {
+      if (i + 1 < nc) {
         pr.ready(i + 1);
         Ring::arrive_full((i + 1) % kS);
       }
     }
-    Ring::sync_empty((n_chunks - 1) % kS);
-    pr.write(n_chunks - 1);
+    Ring::sync_empty((nc - 1) % kS);
+    if constexpr (kOutputs) pr.write(nc - 1);
     return;
   }
 
@@ -375,15 +399,47 @@ __global__ void __launch_bounds__(Tr::kThreads + PipeRing<Tr>::kProd, PipeMinBlo
   const int d = tile.d0 + (active ? c : 0);
   ChannelStates<Tr> cs;
   cs.load(p, d, s, active);
-  AccT h[kPer], unused[kPer];
-  ChannelStates<Tr>::init(p, tile.b, d, s, active, h, unused);
-  for (int j = 0; j < n_chunks; ++j) {
-    const int len = min(Tr::kChunk, p.seqlen - j * Tr::kChunk);
+  AccT h[kPer], aprod[kPer];
+  // Segment carries: [2][(b, d, n, segment)] (decay products, then states).
+  AccT* carry_a = static_cast<AccT*>(p.carries);
+  AccT* carry_b = carry_a + static_cast<long long>(p.batch) * p.dim * Tr::kN * p.segments;
+  auto carry = [&](int k) {
+    const int n = ChannelStates<Tr>::state(s, k);
+    return ((static_cast<long long>(tile.b) * p.dim + d) * Tr::kN + n) * p.segments + seg;
+  };
+  if constexpr (kPass == PipePass::kWhole) {
+    ChannelStates<Tr>::init(p, tile.b, d, s, active, h, aprod);
+  } else {
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      const bool ok = active && ChannelStates<Tr>::state(s, k) < Tr::kN;
+      h[k] = kPass == PipePass::kSegmentOutputs && ok ? carry_b[carry(k)] : AccT(0);
+      aprod[k] = 1;
+    }
+  }
+  for (int j = 0; j < nc; ++j) {
+    const int len = min(Tr::kChunk, p.seqlen - (j0 + j) * Tr::kChunk);
     Ring::sync_full(j % kS);
-    run_chunk<Tr, true, 2>(cs, h, unused, c, s, len, Ring::stage(smem, j), l);
+    run_chunk<Tr, kOutputs, 2>(cs, h, aprod, c, s, len, Ring::stage(smem, j), l);
     Ring::arrive_empty(j % kS);
   }
-  ChannelStates<Tr>::store_last(p, tile.b, d, s, active, h);
+  if constexpr (kPass == PipePass::kWhole) {
+    ChannelStates<Tr>::store_last(p, tile.b, d, s, active, h);
+  } else if constexpr (kPass == PipePass::kSegmentStates) {
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      if (active && ChannelStates<Tr>::state(s, k) < Tr::kN) {
+        carry_a[carry(k)] = aprod[k];
+        carry_b[carry(k)] = h[k];
+      }
+    }
+  }
+}
+
+template <typename Tr>
+__global__ void __launch_bounds__(Tr::kThreads + PipeRing<Tr>::kProd, PipeMinBlocks<Tr>::value)
+    ssm_fwd_pipelined(const SsmFwdParams p) {
+  pipelined_pass<Tr, PipePass::kWhole>(p, 0, p.n_chunks, 0);
 }
 
 }  // namespace ssmtune_kernels

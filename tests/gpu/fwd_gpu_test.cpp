@@ -94,8 +94,21 @@ std::vector<Case> cases() {
 std::vector<FwdConfig> configs_for(const FwdProblem& p, size_t max_shared) {
   std::vector<FwdConfig> out;
   for (ScanAlgo a : kAllScanAlgos)
-    for (AccType acc : {AccType::kF32, AccType::kF64})
-      out.push_back(default_config(p, a, acc, max_shared));
+    for (AccType acc : {AccType::kF32, AccType::kF64}) {
+      const FwdConfig c = default_config(p, a, acc, max_shared);
+      // The split scan needs two chunks or more (a sequence of one chunk
+      // has nothing to split).
+      if (a == ScanAlgo::kSplit && !check_config(p, c, max_shared)) continue;
+      out.push_back(c);
+    }
+  // The split scan with one chunk per segment (the most segments), and
+  // with segments that leave a shorter last one.
+  FwdConfig split = default_config(p, ScanAlgo::kSplit, AccType::kF32, max_shared);
+  const int chunks = static_cast<int>((p.seqlen + split.chunk - 1) / split.chunk);
+  for (int segments : {chunks, chunks / 2 + 1}) {
+    split.segments = segments;
+    if (segments >= 2 && check_config(p, split, max_shared)) out.push_back(split);
+  }
   // The other fp32 exp modes, on two algorithms.
   for (ScanAlgo a : {ScanAlgo::kSequential, ScanAlgo::kWarpScan}) {
     FwdConfig c = default_config(p, a, AccType::kF32, max_shared);

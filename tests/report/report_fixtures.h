@@ -48,12 +48,14 @@ inline FwdConfig legal_config(ScanAlgo algo, int chunk, int d) {
   switch (algo) {
     case ScanAlgo::kSequential:
     case ScanAlgo::kPipelined:
+    case ScanAlgo::kSplit:
     case ScanAlgo::kMultiPass:
     case ScanAlgo::kLookback:
       c.n_split = 16;
       c.d_step = 2 * d;
       c.threads = c.d_step * c.n_split;
-      c.items = algo == ScanAlgo::kPipelined ? 2 : 1;
+      c.items = algo == ScanAlgo::kPipelined || algo == ScanAlgo::kSplit ? 2 : 1;
+      c.segments = algo == ScanAlgo::kSplit ? 2 : 1;
       break;
     case ScanAlgo::kWarpScan:
       c.threads = 32 * d;

@@ -8,10 +8,11 @@ namespace ssmtune {
 
 const std::vector<const FwdAlgorithm*>& fwd_algorithms() {
   // The order in which the search space meets them: the chunk-staged
-  // algorithms, the pipelined one, then the time-parallel scans.
+  // algorithms, the pipelined ones, then the time-parallel scans.
   static const std::vector<const FwdAlgorithm*> table = {
       &sequential_algorithm(), &multipass_algorithm(), &lookback_algorithm(),
-      &pipelined_algorithm(),  &warpscan_algorithm(),  &blelloch_algorithm(),
+      &pipelined_algorithm(),  &split_algorithm(),     &warpscan_algorithm(),
+      &blelloch_algorithm(),
   };
   return table;
 }

@@ -46,6 +46,7 @@ class FwdSpaceBuilder {
   // accuracy anchor, not a speed contender.
   void add_fp64_anchor(ScanAlgo a);
   const FwdProblem& problem() const { return p_; }
+  bool empty() const { return configs_.empty(); }
   std::vector<FwdConfig> take() { return std::move(configs_); }
 
  private:

@@ -87,6 +87,7 @@ std::string FwdConfig::key() const {
   os << to_string(algo) << ".K" << chunk << ".D" << d_step << "." << to_string(acc) << ".t"
      << threads << ".i" << items << ".s" << n_split << "." << to_string(exp_mode);
   if (exp_mode == ExpMode::kPoly) os << poly_share;
+  if (algo == ScanAlgo::kSplit) os << ".S" << segments;
   return os.str();
 }
 
@@ -95,7 +96,8 @@ Result<FwdConfig> FwdConfig::from_key(const std::string& key) {
   auto bad = [&key](const std::string& why) {
     return Status::invalid_argument("bad kernel config key '" + key + "': " + why);
   };
-  if (f.size() != 8) return bad("expected 8 dot-separated fields");
+  if (f.size() != 8 && f.size() != 9)
+    return bad("expected 8 dot-separated fields (9 for split: S<segments>)");
   FwdConfig c;
   auto algo = parse_scan_algo(f[0]);
   if (!algo) return bad(algo.status().message());
@@ -116,6 +118,8 @@ Result<FwdConfig> FwdConfig::from_key(const std::string& key) {
   auto em = parse_exp_mode(mode);
   if (!em) return bad(em.status().message());
   c.exp_mode = *em;
+  if (f.size() == 9 && !parse_field(f[8], "S", c.segments))
+    return bad("field 9 must be S<segments>");
   if (c.key() != key) return bad("not in canonical form (expected '" + c.key() + "')");
   return c;
 }

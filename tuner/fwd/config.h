@@ -22,12 +22,14 @@ enum class ScanAlgo {
   kLookback,    // chunks across blocks, single pass with decoupled look-back
   kPipelined,   // sequential, with producer warps staging chunks into a ring of
                 // shared-memory stages (cp.async) while the compute warps run
+  kSplit,       // pipelined over sequence segments across blocks: segment states,
+                // a scan of them, the segments again with outputs (3 launches)
 };
 const char* to_string(ScanAlgo a);
 Result<ScanAlgo> parse_scan_algo(const std::string& s);
-inline constexpr ScanAlgo kAllScanAlgos[] = {ScanAlgo::kSequential, ScanAlgo::kWarpScan,
-                                             ScanAlgo::kBlelloch,   ScanAlgo::kMultiPass,
-                                             ScanAlgo::kLookback,   ScanAlgo::kPipelined};
+inline constexpr ScanAlgo kAllScanAlgos[] = {
+    ScanAlgo::kSequential, ScanAlgo::kWarpScan,  ScanAlgo::kBlelloch, ScanAlgo::kMultiPass,
+    ScanAlgo::kLookback,   ScanAlgo::kPipelined, ScanAlgo::kSplit};
 
 enum class AccType { kF32, kF64 };  // accumulation / state dtype
 const char* to_string(AccType a);   // "fp32", "fp64"
@@ -56,8 +58,10 @@ struct FwdConfig {
   int n_split = 1;    // sequential: threads sharing one channel's dstate states
   ExpMode exp_mode = ExpMode::kFast;
   int poly_share = 0;  // kPoly: of every 8 states, how many use the polynomial (1..7)
+  int segments = 1;    // split: sequence segments across blocks (2..65535); else 1
 
-  // "seq.K64.D8.fp32.t128.i8.s1.fast" (poly share appended for kPoly).
+  // "seq.K64.D8.fp32.t128.i8.s1.fast" (poly share appended for kPoly; a
+  // ninth field S<segments> for split).
   std::string key() const;
   static Result<FwdConfig> from_key(const std::string& key);
 };

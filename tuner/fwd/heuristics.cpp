@@ -2,8 +2,15 @@
 #include "tuner/fwd/heuristics.h"
 
 #include "tuner/fwd/algorithms.h"
+#include "tuner/fwd/algos/common.h"
 
 namespace ssmtune {
+namespace {
+
+// Shortest sequence the default splits across blocks.
+constexpr int64_t kSplitMinSeqlen = 2048;
+
+}  // namespace
 
 FwdConfig default_config(const FwdProblem& p, ScanAlgo algo, AccType acc, size_t max_shared_bytes) {
   FwdConfig c;
@@ -48,9 +55,19 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
                    (crowded ? "no reads in flight (registers for resident blocks)"
                             : "the next chunk's reads in flight")};
   }
-  // Few chains: time-parallel inside a warp, one exp per element. (The
-  // look-back splits the sequence across blocks but computes each exp twice;
-  // at (1, 2048, 65536, 16) bf16 on the H200 it took 3.08 ms to warpscan's 2.47.)
+  // Few chains and a long sequence: the pipelined kernel over segments of
+  // the sequence, about 1024 blocks (two waves on the H200), at twice the
+  // exps.
+  const FwdConfig split = default_config(p, ScanAlgo::kSplit, AccType::kF32, max_shared_bytes);
+  if (p.seqlen >= kSplitMinSeqlen && split.segments >= 2 &&
+      check_config(p, split, max_shared_bytes))
+    return {split, "split: only " + std::to_string(chains) + " channels; the sequence in " +
+                       std::to_string(split.segments) +
+                       " segments across blocks (segment states, their scan, then outputs)"};
+  // Few chains, shorter sequences: time-parallel inside a warp, one exp per
+  // element. (The look-back splits the sequence across blocks but computes
+  // each exp twice; at (1, 2048, 65536, 16) bf16 on the H200 it took 3.08 ms
+  // to warpscan's 2.47.)
   return {default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes),
           "warpscan: only " + std::to_string(chains) +
               " channels; time-parallel inside a warp, each channel's chunk on 32 lanes"};

@@ -54,6 +54,8 @@ Status check_config(const FwdProblem& p, const FwdConfig& c, size_t max_shared_b
     return bad("the poly exp mode needs a share in [1, 7], the others none");
   if (c.exp_mode != ExpMode::kPoly && c.poly_share != 0) return bad("poly share without poly");
   if (p.batch > 65535) return bad("batch above 65535 (grid y)");
+  if (c.algo != ScanAlgo::kSplit && c.segments != 1)
+    return bad("segments other than 1 are for split");
   const FwdAlgorithm* algo = find_fwd_algorithm(c.algo);
   if (algo == nullptr) return bad("no such scan algorithm");
   const std::string why = algo->check(p, c);

@@ -27,6 +27,8 @@ struct FwdPlan {
   std::vector<jit::Instantiation> kernels;
   std::vector<FwdLaunch> launches;  // in order, on one stream
   int n_chunks = 1;
+  int segments = 1;          // split: segments (grid z of its per-tile kernels)
+  int seg_chunks = 0;        // split: chunks per segment (the last may have fewer)
   size_t carries_bytes = 0;  // multipass / lookback accumulators
   size_t flags_bytes = 0;    // lookback: flag words plus the tile counter (zeroed per call)
   size_t max_shared_bytes = 0;

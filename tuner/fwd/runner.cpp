@@ -122,6 +122,8 @@ Status FwdKernel::launch(ssmtune_kernels::SsmFwdParams params, CUstream stream,
 Status FwdKernel::launch_on(ssmtune_kernels::SsmFwdParams params, CUstream stream,
                             CUdeviceptr carries, CUdeviceptr flags) const {
   params.n_chunks = plan_.n_chunks;
+  params.segments = plan_.segments;
+  params.seg_chunks = plan_.seg_chunks;
   params.carries = reinterpret_cast<void*>(carries);
   if (plan_.flags_bytes != 0) {
     params.flags = reinterpret_cast<unsigned*>(flags);

@@ -12,12 +12,13 @@ namespace ssmtune {
 
 std::vector<FwdSpaceEntry> search_space(const FwdProblem& p, const jit::DeviceInfo& device,
                                         const SpaceOptions& o) {
-  // Each algorithm's layouts in table order, then its fp64 anchor.
+  // Each algorithm's layouts in table order, then its fp64 anchor (none
+  // where the algorithm has no layout for the problem).
   std::vector<FwdConfig> raw;
   for (const FwdAlgorithm* algo : fwd_algorithms()) {
     FwdSpaceBuilder b(p, device, o);
     algo->space(b);
-    b.add_fp64_anchor(algo->id());
+    if (!b.empty()) b.add_fp64_anchor(algo->id());
     for (FwdConfig& c : b.take()) raw.push_back(c);
   }
   std::vector<FwdSpaceEntry> out;
