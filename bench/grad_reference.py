@@ -15,7 +15,6 @@ recurrence g_t = dy_t C_t + exp(delta_{t+1} A) g_{t+1} through it, one addcmul p
 with the sums over d taken per group. CPU-tested against autograd (bench/tests).
 """
 import torch
-import torch.nn.functional as F
 
 import compare
 

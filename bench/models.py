@@ -344,8 +344,11 @@ def check_grads(grads, ref, leaves):
     import grad_check
     out = {}
     for name, got in grads.items():
-        leaf = leaves[name[1:]]
-        r = ref[name]
+        leaf, r = leaves[name[1:]], ref[name]
+        if got.shape != leaf.shape or got.dtype != leaf.dtype:
+            out[name] = {"verdict": "defect", "error": f"{got.dtype} {tuple(got.shape)}, "
+                         f"expected {leaf.dtype} {tuple(leaf.shape)}"}
+            continue
         rel = grad_check.rel_l2(got, r)
         bud = grad_check.budget(name, r, got.dtype)
         if not math.isfinite(rel) or rel > compare.DEFECT_FACTOR * bud:
@@ -354,8 +357,6 @@ def check_grads(grads, ref, leaves):
             v = "outside"
         else:
             v = "inside"
-        if got.shape != leaf.shape or got.dtype != leaf.dtype:
-            v = "defect"
         out[name] = {"rel_l2": rel, "budget": bud, "verdict": v}
     return {"grads": out, "verdict": worst(g["verdict"] for g in out.values())}
 
@@ -371,8 +372,9 @@ def make_leaves(inp):
 
 def backward_parts(fn, case, inp, leaves, dout, flush, args, result, check):
     """Gradients through torch.autograd, checked against the fp64 reference (`check`: the
-    gradients {du: tensor, ...} -> their accuracy record), then timed: the backward alone over a retained graph, and one forward plus
-    backward (the training step), as compare_bwd.py does."""
+    gradients {du: tensor, ...} -> their accuracy record), then timed: the backward alone
+    over a retained graph, and one forward plus backward (the training step), as
+    compare_bwd.py does."""
     ginp = dataclasses.replace(inp, **leaves)
     names = list(leaves)
     tensors = [leaves[n] for n in names]
@@ -388,12 +390,16 @@ def backward_parts(fn, case, inp, leaves, dout, flush, args, result, check):
     if result["bwd"]["accuracy"]["verdict"] == "defect" and not args.time_failed:
         result["bwd"]["status"] = "defect"
         return
-    result["bwd"]["timing"] = compare.time_call(
-        lambda: torch.autograd.grad(out, tensors, dout, retain_graph=True), flush, args)
+    result["bwd"]["timing"] = _time_backward(out, tensors, dout, flush, args)
     result["bwd"]["status"] = "ok"
-    del out
+    del out  # the retained graph
     result["step"] = {"timing": compare.time_call(
         lambda: torch.autograd.grad(forward(), tensors, dout), flush, args), "status": "ok"}
+
+
+def _time_backward(out, tensors, dout, flush, args):
+    return compare.time_call(lambda: torch.autograd.grad(out, tensors, dout, retain_graph=True),
+                             flush, args)
 
 
 def parse_explain(text):
