@@ -15,6 +15,8 @@ if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
 import compare  # noqa: E402
+import model_report  # noqa: E402
+import model_shapes  # noqa: E402
 import models  # noqa: E402
 import scan_reference  # noqa: E402  (python/tests, put on sys.path by models)
 
@@ -258,7 +260,7 @@ class FakeTuner:
 
 
 def small_case(**kw):
-    return models.Case("t", 2, 4, 9, 3, kw.get("dtype", "fp32"), kw.get("flags", True),
+    return model_shapes.Case("t", 2, 4, 9, 3, kw.get("dtype", "fp32"), kw.get("flags", True),
                        kw.get("last", False), "custom")
 
 
@@ -409,4 +411,4 @@ def test_a_failing_tune_still_measures_the_selection(cpu_run, monkeypatch):
     rec = models.run_case(1, 1, args.cases[0], ctx, args)
     tuned = rec["contenders"]["tuned"]
     assert tuned["status"] == "ok" and tuned["fwd"]["timing"]["median_ms"] > 0
-    assert models.tune_cell(rec, "fwd") == "error"
+    assert model_report.tune_cell(rec, "fwd") == "error"
