@@ -194,53 +194,71 @@ def _time_major(x, t0, t1):
     return x[..., t0:t1].double().movedim(-1, 0).contiguous()
 
 
-def reference_fp64(inp):
-    """out (batch, dim, seqlen) in fp64 from the same rounded inputs.
+def per_channel(x, t0, t1, dim):
+    """B or C (batch, groups, dstate, seqlen) over [t0, t1) as fp64 (t, batch, dim or 1,
+    dstate): one group stays 1 wide and broadcasts, more groups repeat to every channel."""
+    x = _time_major(x, t0, t1)
+    return x if x.shape[2] == 1 else x.repeat_interleave(dim // x.shape[2], dim=2)
+
+
+def ref_block_steps(inp):
+    """Steps per time block of the fp64 reference: about REF_BLOCK_BYTES per
+    (time block, batch, dim, dstate) tensor, at most REF_MAX_BLOCK_STEPS."""
+    batch, dim, _ = inp.u.shape
+    per_step = batch * dim * inp.A.shape[1] * 8
+    return max(1, min(REF_MAX_BLOCK_STEPS, REF_BLOCK_BYTES // per_step))
+
+
+def scan_block(inp, t0, t1, h):
+    """The recurrence over steps [t0, t1) from the fp64 state h (batch, dim, dstate):
+    returns (delta, u, decay, states), time-major fp64, delta after delta_bias and softplus,
+    decay = exp(delta A) and states[i] = h after step t0 + i."""
+    delta = _time_major(inp.delta, t0, t1)  # (t, batch, dim)
+    if inp.delta_bias is not None:
+        delta = delta + inp.delta_bias.double()
+    if inp.delta_softplus:
+        delta = F.softplus(delta)  # threshold 20, as mamba_ssm's kernel
+    u = _time_major(inp.u, t0, t1)
+    decay = (delta[..., None] * inp.A.double()).exp_()  # (t, batch, dim, dstate)
+    drive = (delta * u)[..., None] * per_channel(inp.B, t0, t1, inp.u.shape[1])
+    states = torch.empty_like(decay)
+    for dec, drv, state in zip(decay.unbind(0), drive.unbind(0), states.unbind(0)):
+        torch.addcmul(drv, dec, h, out=state)
+        h = state
+    return delta, u, decay, states
+
+
+def reference_fp64(inp, last_state=False, checkpoints=None):
+    """out (batch, dim, seqlen) in fp64 from the same rounded inputs; (out, last state)
+    with last_state.
 
     h_t = exp(delta_t A) h_{t-1} + delta_t u_t B_t, y_t = sum_n C_t h_t (+ D u, * silu(z)).
-    A loop over t vectorized over (batch, dim, dstate). Time goes in blocks of up to
-    REF_MAX_BLOCK_STEPS steps whose decays, inputs and states (about REF_BLOCK_BYTES each) are
+    A loop over t vectorized over (batch, dim, dstate). Time goes in blocks of
+    ref_block_steps steps whose decays, inputs and states (about REF_BLOCK_BYTES each) are
     materialized at once, so memory stays bounded at any seqlen and a step is one addcmul.
+    `checkpoints`, a list, receives (t0, state before step t0) per block (for a backward).
     """
     batch, dim, seqlen = inp.u.shape
     dstate = inp.A.shape[1]
-    groups = inp.B.shape[1]
-    A = inp.A.double()
     D = None if inp.D is None else inp.D.double()
-    bias = None if inp.delta_bias is None else inp.delta_bias.double()
     out = torch.empty(batch, dim, seqlen, dtype=torch.float64, device=inp.u.device)
     h = torch.zeros(batch, dim, dstate, dtype=torch.float64, device=inp.u.device)
-    per_step = batch * dim * dstate * 8
-    block = max(1, min(REF_MAX_BLOCK_STEPS, REF_BLOCK_BYTES // per_step))
-
-    def per_channel(x, t0, t1):  # (t, batch, dim or 1, dstate)
-        x = _time_major(x, t0, t1)
-        return x if groups == 1 else x.repeat_interleave(dim // groups, dim=2)
-
+    block = ref_block_steps(inp)
     for t0 in range(0, seqlen, block):
         t1 = min(seqlen, t0 + block)
-        delta = _time_major(inp.delta, t0, t1)  # (t, batch, dim)
-        if bias is not None:
-            delta = delta + bias
-        if inp.delta_softplus:
-            delta = F.softplus(delta)  # threshold 20, as mamba_ssm's kernel
-        u = _time_major(inp.u, t0, t1)
-        decay = (delta[..., None] * A).exp_()  # (t, batch, dim, dstate)
-        drive = (delta * u)[..., None] * per_channel(inp.B, t0, t1)
-        states = torch.empty_like(decay)
-        for dec, drv, state in zip(decay.unbind(0), drive.unbind(0), states.unbind(0)):
-            torch.addcmul(drv, dec, h, out=state)
-            h = state
-        h = h.clone()  # the carry into the next block, without keeping this block alive
-        del decay, drive
-        y = (states * per_channel(inp.C, t0, t1)).sum(-1)  # (t, batch, dim)
+        if checkpoints is not None:
+            checkpoints.append((t0, h))
+        _, u, decay, states = scan_block(inp, t0, t1, h)
+        del decay
+        h = states[-1].clone()  # the carry into the next block, without keeping this one
+        y = (states * per_channel(inp.C, t0, t1, dim)).sum(-1)  # (t, batch, dim)
         del states
         if D is not None:
             y += D * u
         if inp.z is not None:
             y *= F.silu(_time_major(inp.z, t0, t1))
         out[:, :, t0:t1] = y.permute(1, 2, 0)
-    return out
+    return (out, h) if last_state else out
 
 
 # ---------------------------------------------------------------------------------------------
