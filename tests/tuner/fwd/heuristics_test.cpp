@@ -57,24 +57,27 @@ TEST_CASE("pipelined defaults stay legal from dstate 1 to 256", "[tuner]") {
 }
 
 TEST_CASE("few channels and long sequences go to the split scan", "[tuner]") {
-  for (const FwdProblem& p : {shape(1, 2048, 65536, 16), shape(1, 4096, 4096, 16, DType::kF16),
-                              shape(1, 5120, 16384, 16), shape(2, 64, 4096, 16, DType::kF32)}) {
+  for (const FwdProblem& p :
+       {shape(1, 2048, 65536, 16), shape(1, 4096, 4096, 16, DType::kF16), shape(1, 5120, 16384, 16),
+        shape(2, 64, 4096, 16, DType::kF32), shape(1, 1536, 1024, 16)}) {
     const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
     INFO(p.key() << " " << d.config.key() << ": " << d.reason);
     CHECK(d.config.algo == ScanAlgo::kSplit);
     CHECK(check_config(p, d.config, kShared).is_ok());
-    // About 1024 blocks, each segment at least 4 chunks.
+    // About 1024 blocks (2048 where segments stay 64 chunks long), each
+    // segment at least 8 chunks.
     const int64_t tiles = (p.dim + d.config.d_step - 1) / d.config.d_step;
     const int64_t chunks = (p.seqlen + d.config.chunk - 1) / d.config.chunk;
-    CHECK(d.config.segments >= 2);
-    CHECK(d.config.segments * 4 <= chunks);
-    CHECK((tiles * p.batch * d.config.segments >= 1024 || d.config.segments == chunks / 4));
-    CHECK(tiles * p.batch * (d.config.segments - 1) < 1024);
+    const int64_t s = d.config.segments;
+    CHECK(s >= 2);
+    CHECK(s * 8 <= chunks);
+    CHECK((tiles * p.batch * s >= 1024 || s == chunks / 8));
+    CHECK(tiles * p.batch * (s - 1) < 2048);
   }
 }
 
 TEST_CASE("few channels and shorter sequences go to the warp scan", "[tuner]") {
-  for (const FwdProblem& p : {shape(1, 2048, 1024, 16), shape(8, 256, 1024, 4, DType::kF32)}) {
+  for (const FwdProblem& p : {shape(1, 2048, 512, 16), shape(8, 256, 1024, 4, DType::kF32)}) {
     const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
     INFO(p.key() << " " << d.config.key() << ": " << d.reason);
     CHECK(d.config.algo == ScanAlgo::kWarpScan);

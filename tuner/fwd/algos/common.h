@@ -19,9 +19,9 @@ const FwdAlgorithm& pipelined_algorithm();
 const FwdAlgorithm& split_algorithm();
 
 // Segments of the split scan that give about `blocks` blocks for the layout
-// of `c` on `p`, each of at least 4 chunks; 1 where the sequence is too
-// short to split.
-int split_segments(const FwdProblem& p, const FwdConfig& c, int64_t blocks);
+// of `c` on `p`, each of at least `min_chunks` chunks; 1 where the sequence
+// is too short to split.
+int split_segments(const FwdProblem& p, const FwdConfig& c, int64_t blocks, int min_chunks = 4);
 
 // The largest power of 2 <= x (1 for x < 2).
 int pow2_floor(int64_t x);

@@ -23,7 +23,7 @@ FwdProblem prefill(int64_t dim, int64_t seqlen, DType t = DType::kBF16) {
 TEST_CASE("split keys carry the segments as a ninth field", "[tuner]") {
   FwdConfig c = default_config(prefill(4096, 4096), ScanAlgo::kSplit);
   c.segments = 9;
-  CHECK(c.key() == "split.K32.D32.fp32.t128.i3.s4.fast.S9");
+  CHECK(c.key() == "split.K32.D32.fp32.t128.i2.s4.fast.S9");
   auto back = FwdConfig::from_key(c.key());
   REQUIRE(back.is_ok());
   CHECK(back->segments == 9);
@@ -98,8 +98,8 @@ TEST_CASE("split_segments aims at a block count, 4 chunks per segment at least",
   CHECK(split_segments(prefill(4096, 4096), c, 1024) == 8);
   CHECK(split_segments(prefill(4096, 4096), c, 1000) == 8);
   CHECK(split_segments(prefill(4096, 4096), c, 1025) == 9);
-  CHECK(split_segments(prefill(4096, 256), c, 1024) == 2);   // 8 chunks
-  CHECK(split_segments(prefill(4096, 128), c, 1024) == 1);   // too short to split
+  CHECK(split_segments(prefill(4096, 256), c, 1024) == 2);  // 8 chunks
+  CHECK(split_segments(prefill(4096, 128), c, 1024) == 1);  // too short to split
   CHECK(split_segments(testing::shape(8, 1536, 2048, 16, DType::kBF16), c, 1024) == 3);
 }
 
