@@ -117,6 +117,12 @@ class FwdFamily final : public KernelFamily {
     if (!c) return c.status().message();
     return ssmtune::prune_by_resources(fwd(problem), *c, kernels, device);
   }
+  int resource_rank(const FamilyProblem& problem, const std::string& config,
+                    const std::vector<jit::KernelImage>& kernels,
+                    const jit::DeviceInfo& device) const override {
+    auto c = FwdConfig::from_key(config);
+    return c ? ssmtune::resource_rank(fwd(problem), *c, kernels, device) : 0;
+  }
   bool is_fp64_anchor(const std::string& config) const override {
     auto c = FwdConfig::from_key(config);
     return c && c->acc == AccType::kF64;
