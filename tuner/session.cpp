@@ -329,7 +329,7 @@ Result<TuneReport> Session::run() {
     return family_.resource_rank(problem_, c, p.kernels, info_.device);
   };
   t_compile_ = now_s();
-  CompilePipeline pipeline(std::move(items), hooks, 0, deadline_);
+  CompilePipeline pipeline(std::move(items), hooks, o_.compile_threads, deadline_);
   pipeline_ = &pipeline;
   struct PipelineGuard {
     CompilePipeline*& p;

@@ -34,6 +34,7 @@ struct TuneOptions {
   bool resume = false;  // tune a shape that has a best entry, measuring what is missing
   bool include_fp64 = true;
   int gpu = 0;  // the ordinal the measurer runs on (for the already-tuned check)
+  unsigned compile_threads = 0;  // threads compiling while the measurer runs (0: one per hardware thread)
   // Set (by another thread, or by a progress callback) to end the search
   // after the config being measured; what was measured is still selected
   // from and recorded. Not owned; may be null.
