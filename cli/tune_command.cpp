@@ -157,11 +157,11 @@ void run(const TuneArgs& a) {
                  nlohmann::json(), r->best_config, r->best_ms, r->best_rel_l2, r->wall_s, false});
       continue;
     }
-    t.add_row({r->problem_key, r->configs, r->pruned, r->compiled, r->not_reached,
-               r->compile_failed, r->timed, r->faulted, r->inaccurate, r->from_store, r->found ? r->best_config : "(none)",
-               r->found ? nlohmann::json(r->best_ms) : nlohmann::json(),
-               r->found ? nlohmann::json(r->best_rel_l2) : nlohmann::json(), r->wall_s,
-               r->cut_short});
+    t.add_row(
+        {r->problem_key, r->configs, r->pruned, r->compiled, r->not_reached, r->compile_failed,
+         r->timed, r->faulted, r->inaccurate, r->from_store, r->found ? r->best_config : "(none)",
+         r->found ? nlohmann::json(r->best_ms) : nlohmann::json(),
+         r->found ? nlohmann::json(r->best_rel_l2) : nlohmann::json(), r->wall_s, r->cut_short});
   }
   std::fprintf(stderr, "tuning database: %s\n", path.c_str());
   t.print(std::cout, *fmt);

@@ -10,8 +10,7 @@ CompilePipeline::CompilePipeline(std::vector<PipelineItem> items, PipelineHooks 
     : hooks_(std::move(hooks)), deadline_(deadline) {
   if (!hooks_.clock)
     hooks_.clock = [] {
-      return std::chrono::duration<double>(
-                 std::chrono::steady_clock::now().time_since_epoch())
+      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
           .count();
     };
   slots_.reserve(items.size());

@@ -93,7 +93,7 @@ class CompilePipeline final : public CandidateSource {
   std::vector<CompileDrop> dropped_;
   PipelineCounts counts_;
   bool closed_ = false;
-  size_t first_spec_ = 0;  // the first item with a program
+  size_t first_spec_ = 0;             // the first item with a program
   std::unique_ptr<ThreadPool> pool_;  // last: joined before the state goes
 };
 

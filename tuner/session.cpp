@@ -61,7 +61,7 @@ class Session {
   TuneReport report_;
   int done_ = 0, planned_ = 0;
   double start_ = 0;
-  double deadline_ = 0;                   // start_ + time limit, 0 for none
+  double deadline_ = 0;                  // start_ + time limit, 0 for none
   CompilePipeline* pipeline_ = nullptr;  // while the strategy runs
   int to_compile_ = 0;
   bool compiled_said_ = false;
@@ -232,10 +232,10 @@ Status Session::drain_pipeline() {
   if (pc.finished && !compiled_said_ && to_compile_ > 0) {
     compiled_said_ = true;
     char buf[160];
-    std::snprintf(buf, sizeof buf, "compiled %d in %.1f s (%d failed, %d pruned by resources)%s",
-                  pc.compiled, now_s() - t_compile_, pc.failed, pc.pruned,
-                  pc.skipped > 0 ? (", " + std::to_string(pc.skipped) + " not reached").c_str()
-                                 : "");
+    std::snprintf(
+        buf, sizeof buf, "compiled %d in %.1f s (%d failed, %d pruned by resources)%s", pc.compiled,
+        now_s() - t_compile_, pc.failed, pc.pruned,
+        pc.skipped > 0 ? (", " + std::to_string(pc.skipped) + " not reached").c_str() : "");
     TuneEvent e;
     e.compiled = pc.compiled;
     emit(TuneEvent::kCompiled, buf, e);
@@ -244,11 +244,9 @@ Status Session::drain_pipeline() {
 }
 
 std::string Session::summary_line() const {
-  const std::string counts = "timed " + std::to_string(report_.measured) + " of " +
-                             std::to_string(report_.candidates) +
-                             (report_.not_reached > 0
-                                  ? ", " + std::to_string(report_.not_reached) + " not compiled"
-                                  : "");
+  const std::string counts =
+      "timed " + std::to_string(report_.measured) + " of " + std::to_string(report_.candidates) +
+      (report_.not_reached > 0 ? ", " + std::to_string(report_.not_reached) + " not compiled" : "");
   char wall[48];
   std::snprintf(wall, sizeof wall, " in %.1f s", now_s() - start_);
   if (report_.cut_short) return "budget cut the search: " + counts + wall;
@@ -335,10 +333,10 @@ Result<TuneReport> Session::run() {
     CompilePipeline*& p;
     ~PipelineGuard() { p = nullptr; }
   } pipeline_guard{pipeline_};
-  emit(TuneEvent::kCompiling,
-       std::to_string(report_.configs) + " configs: " + std::to_string(report_.pruned) +
-           " pruned before compiling; compiling " + std::to_string(to_compile_) +
-           ", measuring as they are ready...");
+  emit(TuneEvent::kCompiling, std::to_string(report_.configs) +
+                                  " configs: " + std::to_string(report_.pruned) +
+                                  " pruned before compiling; compiling " +
+                                  std::to_string(to_compile_) + ", measuring as they are ready...");
 
   // Stage 3: the strategy, the default first, under what is left of the budget.
   Budget budget;
@@ -369,9 +367,8 @@ Result<TuneReport> Session::run() {
   report_.measured = static_cast<int>(met_.size());
   report_.cancelled = o_.cancel != nullptr && o_.cancel->load();
   // Cut short: some candidate fit to time was never met.
-  report_.cut_short =
-      report_.cancelled || static_cast<int>(met_.size()) + pc.failed + pc.pruned <
-                               report_.candidates;
+  report_.cut_short = report_.cancelled ||
+                      static_cast<int>(met_.size()) + pc.failed + pc.pruned < report_.candidates;
   report_.summary = summary_line();
 
   // Selection over every current measurement of this problem here; the
@@ -411,9 +408,9 @@ Result<TuneReport> Session::run() {
       report_.defects.push_back(m.config_key + " is far outside its budget (rel L2 " +
                                 std::to_string(m.rel_l2) + "): " + m.detail);
   report_.wall_s = now_s() - start_;
-  emit(TuneEvent::kDone, report_.cancelled ? "cancelled: the best so far is recorded; " +
-                                                 report_.summary
-                                           : report_.summary);
+  emit(TuneEvent::kDone, report_.cancelled
+                             ? "cancelled: the best so far is recorded; " + report_.summary
+                             : report_.summary);
   return report_;
 }
 

@@ -28,13 +28,14 @@ struct TuneOptions {
   // compiling and measuring together. Compiles the budget does not reach are
   // counted as not reached; halving keeps room for its careful rungs.
   double time_limit = 0;
-  double max_error = 0;              // > 0: tighter rel L2 budget
-  uint64_t seed = 0;                 // random strategy's seed
-  bool force = false;                // re-measure configs the store already holds
-  bool resume = false;  // tune a shape that has a best entry, measuring what is missing
+  double max_error = 0;  // > 0: tighter rel L2 budget
+  uint64_t seed = 0;     // random strategy's seed
+  bool force = false;    // re-measure configs the store already holds
+  bool resume = false;   // tune a shape that has a best entry, measuring what is missing
   bool include_fp64 = true;
   int gpu = 0;  // the ordinal the measurer runs on (for the already-tuned check)
-  unsigned compile_threads = 0;  // threads compiling while the measurer runs (0: one per hardware thread)
+  unsigned compile_threads =
+      0;  // threads compiling while the measurer runs (0: one per hardware thread)
   // Set (by another thread, or by a progress callback) to end the search
   // after the config being measured; what was measured is still selected
   // from and recorded. Not owned; may be null.
@@ -69,11 +70,11 @@ using TuneProgressFn = std::function<void(const TuneEvent&)>;
 struct TuneReport {
   std::string problem_key;
   bool already_tuned = false;  // a current best existed: nothing was measured
-  int configs = 0;     // the space's size
-  int candidates = 0;  // left after pruning before compiling
-  int pruned = 0;      // before compiling, by resources after, or by the measurer
-  int compiled = 0;    // compiles that finished (failed ones included)
-  int not_reached = 0;  // compiles the budget ended before they started
+  int configs = 0;             // the space's size
+  int candidates = 0;          // left after pruning before compiling
+  int pruned = 0;              // before compiling, by resources after, or by the measurer
+  int compiled = 0;            // compiles that finished (failed ones included)
+  int not_reached = 0;         // compiles the budget ended before they started
   // Distinct configs: timed (ok), faulted, inaccurate, or read from the store.
   int compile_failed = 0, timed = 0, faulted = 0, inaccurate = 0, from_store = 0;
   int measured = 0;  // distinct candidates the strategy met (from the store included)
@@ -85,7 +86,7 @@ struct TuneReport {
   bool cut_short = false;  // the budget (or a cancel) ended the search before it met every
                            // candidate fit to time
   std::string summary;     // one line: "budget cut the search: timed 112 of 319, 40 not compiled"
-  bool cancelled = false;            // options.cancel ended it
+  bool cancelled = false;  // options.cancel ended it
   std::vector<std::string> defects;  // configs far outside their budget (bugs), with why
 };
 

@@ -91,8 +91,7 @@ std::vector<Trial> run_halving(const std::vector<std::string>& candidates, const
                                const Budget& budget, int eta = 4);
 // Seconds the rungs after `first_looks` first looks take under `budget`,
 // at `overhead_s` per measurement on top of its fidelity (halving's reserve).
-double halving_later_cost(size_t first_looks, double overhead_s, const Budget& budget,
-                          int eta = 4);
+double halving_later_cost(size_t first_looks, double overhead_s, const Budget& budget, int eta = 4);
 
 // Shared budget clock for the strategies.
 class BudgetClock {
@@ -100,8 +99,8 @@ class BudgetClock {
   explicit BudgetClock(const Budget& b);
   double now() const;
   double elapsed() const { return now() - start_; }
-  bool out_of_time() const;          // the wall-time limit passed
-  bool stopped() const;              // the caller's stop
+  bool out_of_time() const;            // the wall-time limit passed
+  bool stopped() const;                // the caller's stop
   bool exhausted(int measured) const;  // either, or max_configs measured
 
  private:

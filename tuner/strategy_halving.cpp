@@ -11,8 +11,8 @@ namespace {
 // The rungs after `first_looks` first looks: fidelities grow geometrically
 // from cheap to careful.
 int later_rungs(size_t first_looks, int eta) {
-  return std::max(1, static_cast<int>(std::ceil(std::log(std::max<size_t>(1, first_looks)) /
-                                                std::log(eta))));
+  return std::max(
+      1, static_cast<int>(std::ceil(std::log(std::max<size_t>(1, first_looks)) / std::log(eta))));
 }
 
 double fidelity(const Budget& b, int rung, int rungs, bool last) {
