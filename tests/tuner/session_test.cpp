@@ -30,7 +30,8 @@ class ToyProblem final : public FamilyProblem {
   std::string key() const override { return "toy:n" + std::to_string(n_); }
   std::string class_key() const override { return "toy"; }
   double distance(const FamilyProblem& o) const override {
-    return std::abs(std::log2(double(n_)) - std::log2(double(static_cast<const ToyProblem&>(o).n_)));
+    return std::abs(std::log2(double(n_)) -
+                    std::log2(double(static_cast<const ToyProblem&>(o).n_)));
   }
   Floors floors(const jit::DeviceInfo&) const override { return {}; }
 
@@ -222,8 +223,8 @@ TEST_CASE("session: measuring starts before compiling ends; failures and pruning
   MemoryStore store;
   StandInMeasurer measurer(5);
   Events ev;
-  auto r = tune_problem(store, compiler, measurer, family, ToyProblem(8), serial("exhaustive"),
-                        ev.fn());
+  auto r =
+      tune_problem(store, compiler, measurer, family, ToyProblem(8), serial("exhaustive"), ev.fn());
   INFO(r.status().to_string());
   REQUIRE(r.is_ok());
   INFO(r->summary);
