@@ -71,10 +71,11 @@ TEST_CASE("pipeline: the first compiled config is handed out while the rest comp
   // Nothing else is ready: a caller that gives up gets nothing.
   CHECK_FALSE(p.next([] { return true; }).has_value());
   gate.release();
+  // Once all are ready, the order given.
+  p.wait();
   std::vector<std::string> rest;
   while (auto c = p.next(kNever)) rest.push_back(*c);
   CHECK(rest == std::vector<std::string>{"b", "c", "d"});
-  p.wait();
   const PipelineCounts n = p.counts();
   CHECK(n.to_compile == 4);
   CHECK(n.compiled == 4);
