@@ -7,6 +7,7 @@
 #include <ctime>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "tuner/candidate_order.h"
 #include "tuner/compile_pipeline.h"
@@ -47,6 +48,9 @@ class Session {
   // compiling is over.
   Status drain_pipeline();
   std::string summary_line() const;
+  // With info_ set: what the store knows, the space pruned before compiling
+  // (rows kept for later), the order, and the pipeline compiling in it.
+  Status prepare();
 
   TuningStore& store_;
   jit::Compiler& compiler_;
@@ -61,10 +65,12 @@ class Session {
   TuneReport report_;
   int done_ = 0, planned_ = 0;
   double start_ = 0;
-  double deadline_ = 0;                  // start_ + time limit, 0 for none
-  CompilePipeline* pipeline_ = nullptr;  // while the strategy runs
+  double deadline_ = 0;  // start_ + time limit, 0 for none
+  std::unique_ptr<CompilePipeline> pipeline_owner_;
+  CompilePipeline* pipeline_ = nullptr;   // while the strategy runs
+  std::vector<Measurement> stage1_rows_;  // pruned before compiling
   int to_compile_ = 0;
-  bool compiled_said_ = false;
+  bool compiled_said_ = false, compiling_said_ = false;
   double t_compile_ = 0;
   std::set<std::string> met_, timed_, faulted_, inaccurate_, compile_failed_, measurer_pruned_,
       from_store_;
@@ -253,39 +259,28 @@ std::string Session::summary_line() const {
   return counts + wall;
 }
 
-Result<TuneReport> Session::run() {
-  start_ = now_s();
-  if (o_.time_limit > 0) deadline_ = start_ + o_.time_limit;
-  report_.problem_key = key_;
-  if (already_tuned()) {
-    report_.wall_s = now_s() - start_;
-    return report_;
-  }
-  emit(TuneEvent::kStart, "starting the worker (inputs, fp64 reference)...");
-  SSMTUNE_ASSIGN_OR_RETURN(info_, measurer_.start(key_));
-  struct StopGuard {
-    Measurer& m;
-    ~StopGuard() { m.stop(); }
-  } guard{measurer_};
-  SSMTUNE_RETURN_IF_ERROR(store_.upsert_device(device_record(info_.device)));
-  const Versions versions{info_.device.driver_version, info_.device.nvrtc_version,
-                          info_.template_hash};
+Status Session::prepare() {
+  known_.clear();
+  stage1_rows_.clear();
+  report_.pruned = 0;
+  to_compile_ = 0;
   MeasurementFilter f;
   f.device_uuid = info_.device.uuid;
   f.problem_key = key_;
-  f.current = versions;
+  f.current =
+      Versions{info_.device.driver_version, info_.device.nvrtc_version, info_.template_hash};
   SSMTUNE_ASSIGN_OR_RETURN(auto existing, store_.measurements(f));
   for (const auto& m : existing) {
     auto it = known_.find(m.config_key);
     if (it == known_.end() || m.repeats > it->second.repeats) known_[m.config_key] = m;
   }
 
-  // Stage 1: the space, pruned before compiling.
+  // Stage 1: the space, pruned before compiling (the rows are recorded once
+  // the measurer has confirmed the device).
   SpaceOptions so;
   so.include_fp64 = o_.include_fp64;
   const auto space = family_.search_space(problem_, info_.device, so);
   report_.configs = static_cast<int>(space.size());
-  std::vector<Measurement> dropped_rows;
   std::vector<std::string> legal;
   for (const auto& e : space) {
     if (e.pruned) {
@@ -294,12 +289,11 @@ Result<TuneReport> Session::run() {
       Measurement m = base(e.config);
       m.status = MeasureStatus::kPruned;
       m.detail = e.reason;
-      dropped_rows.push_back(m);
+      stage1_rows_.push_back(m);
     } else {
       legal.push_back(e.config);
     }
   }
-  SSMTUNE_RETURN_IF_ERROR(record(dropped_rows));
 
   // Stage 2: the order to compile and measure in; the pipeline compiles
   // what is not yet measured, in that order, while the strategy measures.
@@ -318,25 +312,105 @@ Result<TuneReport> Session::run() {
   planned_ = static_cast<int>(candidates.size());
   if (o_.strategy == "halving") planned_ = planned_ * 4 / 3;
   if (o_.budget > 0) planned_ = std::min(planned_, o_.budget);
+  // The hooks run on the compile threads: they keep their own copy of the device.
   PipelineHooks hooks;
+  const jit::DeviceInfo device = info_.device;
   hooks.compile = [this](const jit::ProgramSpec& spec) { return compiler_.compile(spec); };
-  hooks.prune = [this](const std::string& c, const jit::CompiledProgram& p) {
-    return family_.prune_by_resources(problem_, c, p.kernels, info_.device);
+  hooks.prune = [this, device](const std::string& c, const jit::CompiledProgram& p) {
+    return family_.prune_by_resources(problem_, c, p.kernels, device);
   };
-  hooks.rank = [this](const std::string& c, const jit::CompiledProgram& p) {
-    return family_.resource_rank(problem_, c, p.kernels, info_.device);
+  hooks.rank = [this, device](const std::string& c, const jit::CompiledProgram& p) {
+    return family_.resource_rank(problem_, c, p.kernels, device);
   };
   t_compile_ = now_s();
-  CompilePipeline pipeline(std::move(items), hooks, o_.compile_threads, deadline_);
-  pipeline_ = &pipeline;
-  struct PipelineGuard {
-    CompilePipeline*& p;
-    ~PipelineGuard() { p = nullptr; }
-  } pipeline_guard{pipeline_};
+  compiled_said_ = false;
+  pipeline_owner_ =
+      std::make_unique<CompilePipeline>(std::move(items), hooks, o_.compile_threads, deadline_);
+  pipeline_ = pipeline_owner_.get();
+  if (compiling_said_) return Status::ok();
+  compiling_said_ = true;
   emit(TuneEvent::kCompiling, std::to_string(report_.configs) +
                                   " configs: " + std::to_string(report_.pruned) +
                                   " pruned before compiling; compiling " +
                                   std::to_string(to_compile_) + ", measuring as they are ready...");
+  return Status::ok();
+}
+
+Result<TuneReport> Session::run() {
+  start_ = now_s();
+  if (o_.time_limit > 0) deadline_ = start_ + o_.time_limit;
+  report_.problem_key = key_;
+  if (already_tuned()) {
+    report_.wall_s = now_s() - start_;
+    return report_;
+  }
+  emit(TuneEvent::kStart, "starting the worker (inputs, fp64 reference)...");
+  // Where the device is known before the worker is ready (given, or this
+  // process sees the GPU), compiling starts while the worker starts; a
+  // worker that reports another device or templates makes it start over.
+  std::optional<jit::DeviceInfo> early = o_.device_hint;
+  if (!early)
+    if (auto d = jit::query_device(o_.gpu)) early = *d;
+  Result<MeasurerInfo> started = Status::internal("the measurer was not started");
+  if (early) {
+    info_ = MeasurerInfo{};
+    info_.device = *early;
+    info_.template_hash = compiler_.sources().hash();
+    Status prepared = Status::ok();
+    {
+      std::thread worker([this, &started] { started = measurer_.start(key_); });
+      struct Join {
+        std::thread& t;
+        ~Join() { t.join(); }
+      } join{worker};
+      prepared = prepare();
+    }
+    if (!started) {
+      pipeline_owner_.reset();
+      return started.status();
+    }
+    const MeasurerInfo& got = *started;
+    const bool same = got.device.uuid == early->uuid && got.template_hash == info_.template_hash &&
+                      got.device.cc_major == early->cc_major &&
+                      got.device.cc_minor == early->cc_minor &&
+                      got.device.sm_count == early->sm_count &&
+                      got.device.max_shared_per_block == early->max_shared_per_block &&
+                      got.device.registers_per_sm == early->registers_per_sm &&
+                      got.device.driver_version == early->driver_version &&
+                      got.device.nvrtc_version == early->nvrtc_version;
+    info_ = got;
+    if (!same) {
+      pipeline_owner_.reset();  // compiled for another device: start over
+      prepared = prepare();
+    }
+    if (!prepared) {
+      measurer_.stop();
+      return prepared;
+    }
+  } else {
+    SSMTUNE_ASSIGN_OR_RETURN(info_, measurer_.start(key_));
+    if (Status s = prepare(); !s) {
+      measurer_.stop();
+      return s;
+    }
+  }
+  struct StopGuard {
+    Measurer& m;
+    ~StopGuard() { m.stop(); }
+  } guard{measurer_};
+  CompilePipeline& pipeline = *pipeline_owner_;
+  struct PipelineGuard {
+    CompilePipeline*& p;
+    ~PipelineGuard() { p = nullptr; }
+  } pipeline_guard{pipeline_};
+  SSMTUNE_RETURN_IF_ERROR(store_.upsert_device(device_record(info_.device)));
+  SSMTUNE_RETURN_IF_ERROR(record(stage1_rows_));
+  const Versions versions{info_.device.driver_version, info_.device.nvrtc_version,
+                          info_.template_hash};
+  MeasurementFilter f;
+  f.device_uuid = info_.device.uuid;
+  f.problem_key = key_;
+  f.current = versions;
 
   // Stage 3: the strategy, the default first, under what is left of the budget.
   Budget budget;

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,12 @@ struct TuneOptions {
   bool resume = false;   // tune a shape that has a best entry, measuring what is missing
   bool include_fp64 = true;
   int gpu = 0;  // the ordinal the measurer runs on (for the already-tuned check)
-  unsigned compile_threads =
-      0;  // threads compiling while the measurer runs (0: one per hardware thread)
+  // Threads compiling while the measurer runs (0: one per hardware thread).
+  unsigned compile_threads = 0;
+  // The device the measurer will report, when the caller knows it (else
+  // queried here; none without a driver): compiling starts while the
+  // measurer starts. A measurer that reports another makes it start over.
+  std::optional<jit::DeviceInfo> device_hint;
   // Set (by another thread, or by a progress callback) to end the search
   // after the config being measured; what was measured is still selected
   // from and recorded. Not owned; may be null.

@@ -4,13 +4,16 @@
 // compiling ends; a time limit (wall time, compile included) cuts the search
 // and the counts add up; failed compiles and resource pruning are recorded;
 // a cancel ends it; every measurement reaches the store; stored rows of this
-// problem and of the nearest one order the candidates.
+// problem and of the nearest one order the candidates; with the device known
+// up front, compiling overlaps the worker's start (and starts over when the
+// worker reports another device).
 #include "tuner/session.h"
 
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -166,7 +169,8 @@ class StandInMeasurer final : public Measurer {
     info.device.sm_count = 132;
     info.device.max_shared_per_block = 232448;
     info.device.registers_per_sm = 65536;
-    info.template_hash = "standin";
+    info.template_hash = template_hash;
+    if (on_start) on_start();
     return info;
   }
   Measurement measure(const std::string& config, double target_ms) override {
@@ -177,6 +181,8 @@ class StandInMeasurer final : public Measurer {
   }
   void stop() override {}
   std::vector<std::pair<std::string, double>> asked;
+  std::string template_hash = "standin";
+  std::function<void()> on_start;  // runs inside start() (on the session's worker thread)
 
  private:
   double look_ms_;
@@ -374,6 +380,85 @@ TEST_CASE("candidate order: this problem's rows, then the nearest's, failures la
   auto none = nearest_problem_rows(store, family, ToyProblem(12), "GPU-other");
   REQUIRE(none.is_ok());
   CHECK(none->empty());
+}
+
+jit::DeviceInfo standin_device(const std::string& uuid) {
+  jit::DeviceInfo d;
+  d.uuid = uuid;
+  d.name = "stand-in";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.max_shared_per_block = 232448;
+  d.registers_per_sm = 65536;
+  return d;
+}
+
+TEST_CASE("session: with the device known, compiling starts while the worker starts",
+          "[tuner][session]") {
+  jit::MemoryCubinCache cache;
+  jit::Compiler compiler(testing::test_sources(), &cache);
+  ToyFamily family(items(6));
+  MemoryStore store;
+  StandInMeasurer measurer(1);
+  measurer.template_hash = compiler.sources().hash();
+  std::atomic<bool> compiling{false};
+  bool seen_while_starting = false;
+  measurer.on_start = [&] {
+    // The worker's start takes a while (inputs, fp64 reference): compiling
+    // is under way before it ends.
+    for (int i = 0; i < 300 && !compiling; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    seen_while_starting = compiling;
+  };
+  TuneOptions o = serial("exhaustive");
+  o.device_hint = standin_device("GPU-standin");
+  Events ev;
+  auto r =
+      tune_problem(store, compiler, measurer, family, ToyProblem(20), o, [&](const TuneEvent& e) {
+        if (e.kind == TuneEvent::kCompiling) compiling = true;
+        ev.all.push_back(e);
+      });
+  INFO(r.status().to_string());
+  REQUIRE(r.is_ok());
+  CHECK(seen_while_starting);
+  CHECK(ev.count(TuneEvent::kCompiling) == 1);
+  CHECK(r->timed == 5);
+  CHECK(r->best_config == "i3");
+  for (const auto& m : store.rows) CHECK(m.device_uuid == "GPU-standin");
+}
+
+TEST_CASE("session: a measurer on another device than the hint makes it start over",
+          "[tuner][session]") {
+  jit::MemoryCubinCache cache;
+  jit::Compiler compiler(testing::test_sources(), &cache);
+  ToyFamily family(items(4));
+  MemoryStore store;
+  StandInMeasurer measurer(1);
+  measurer.template_hash = compiler.sources().hash();
+  TuneOptions o = serial("exhaustive");
+  o.device_hint = standin_device("GPU-elsewhere");
+  Events ev;
+  auto r = tune_problem(store, compiler, measurer, family, ToyProblem(21), o, ev.fn());
+  INFO(r.status().to_string());
+  REQUIRE(r.is_ok());
+  CHECK(r->timed == 4);
+  CHECK(r->compiled == 4);
+  CHECK(ev.count(TuneEvent::kCompiling) == 1);
+  REQUIRE(store.best_entry.has_value());
+  CHECK(store.best_entry->device_uuid == "GPU-standin");
+  for (const auto& m : store.rows) CHECK(m.device_uuid == "GPU-standin");
+  // A worker that cannot start is the session's error, after the compiles in flight.
+  class Failing final : public Measurer {
+   public:
+    Result<MeasurerInfo> start(const std::string&) override {
+      return Status::no_driver("no GPU in the stand-in");
+    }
+    Measurement measure(const std::string&, double) override { return {}; }
+    void stop() override {}
+  } failing;
+  auto f = tune_problem(store, compiler, failing, family, ToyProblem(22), o);
+  REQUIRE_FALSE(f.is_ok());
+  CHECK(f.status().message().find("no GPU in the stand-in") != std::string::npos);
 }
 
 }  // namespace
