@@ -375,6 +375,8 @@ Result<TuneReport> Session::run() {
                       got.device.cc_minor == early->cc_minor &&
                       got.device.sm_count == early->sm_count &&
                       got.device.max_shared_per_block == early->max_shared_per_block &&
+                      got.device.max_shared_per_sm == early->max_shared_per_sm &&
+                      got.device.max_threads_per_sm == early->max_threads_per_sm &&
                       got.device.registers_per_sm == early->registers_per_sm &&
                       got.device.driver_version == early->driver_version &&
                       got.device.nvrtc_version == early->nvrtc_version;
