@@ -181,7 +181,7 @@ class StandInMeasurer final : public Measurer {
   }
   void stop() override {}
   std::vector<std::pair<std::string, double>> asked;
-  std::string template_hash = "standin";
+  std::string template_hash = testing::test_sources().hash();
   std::function<void()> on_start;  // runs inside start() (on the session's worker thread)
 
  private:
@@ -212,10 +212,24 @@ struct Events {
   }
 };
 
+jit::DeviceInfo standin_device(const std::string& uuid) {
+  jit::DeviceInfo d;
+  d.uuid = uuid;
+  d.name = "stand-in";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.max_shared_per_block = 232448;
+  d.registers_per_sm = 65536;
+  return d;
+}
+
+// One compile thread; the stand-in's device given, so that no GPU this
+// machine may have changes the course of a test.
 TuneOptions serial(const std::string& strategy) {
   TuneOptions o;
   o.strategy = strategy;
   o.compile_threads = 1;
+  o.device_hint = standin_device("GPU-standin");
   return o;
 }
 
@@ -382,17 +396,6 @@ TEST_CASE("candidate order: this problem's rows, then the nearest's, failures la
   CHECK(none->empty());
 }
 
-jit::DeviceInfo standin_device(const std::string& uuid) {
-  jit::DeviceInfo d;
-  d.uuid = uuid;
-  d.name = "stand-in";
-  d.cc_major = 9;
-  d.sm_count = 132;
-  d.max_shared_per_block = 232448;
-  d.registers_per_sm = 65536;
-  return d;
-}
-
 TEST_CASE("session: with the device known, compiling starts while the worker starts",
           "[tuner][session]") {
   jit::MemoryCubinCache cache;
@@ -400,7 +403,6 @@ TEST_CASE("session: with the device known, compiling starts while the worker sta
   ToyFamily family(items(6));
   MemoryStore store;
   StandInMeasurer measurer(1);
-  measurer.template_hash = compiler.sources().hash();
   std::atomic<bool> compiling{false};
   bool seen_while_starting = false;
   measurer.on_start = [&] {
@@ -411,7 +413,6 @@ TEST_CASE("session: with the device known, compiling starts while the worker sta
     seen_while_starting = compiling;
   };
   TuneOptions o = serial("exhaustive");
-  o.device_hint = standin_device("GPU-standin");
   Events ev;
   auto r =
       tune_problem(store, compiler, measurer, family, ToyProblem(20), o, [&](const TuneEvent& e) {
@@ -434,7 +435,6 @@ TEST_CASE("session: a measurer on another device than the hint makes it start ov
   ToyFamily family(items(4));
   MemoryStore store;
   StandInMeasurer measurer(1);
-  measurer.template_hash = compiler.sources().hash();
   TuneOptions o = serial("exhaustive");
   o.device_hint = standin_device("GPU-elsewhere");
   Events ev;
