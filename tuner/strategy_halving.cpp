@@ -2,6 +2,7 @@
 // best; under a time limit the first looks leave room for the later rungs.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "tuner/strategy.h"
 
@@ -47,11 +48,17 @@ std::vector<Trial> run_halving(CandidateSource& source, const MeasureFn& measure
   BudgetClock clock(budget);
   std::vector<Trial> all;
   // Rung 0: first looks, in the source's order, as candidates become ready.
-  double look_s = 0;  // time spent measuring (not waiting for candidates)
+  // The time each first look took (not waiting for candidates); the median
+  // stands for them, so a slow first one or a worker restarted after a fault
+  // does not shrink the first looks.
+  std::vector<double> look_s;
   auto fits = [&]() {
     // One more first look and the later rungs still fit in the time limit.
     if (budget.max_seconds <= 0 || all.empty()) return true;
-    const double per = look_s / static_cast<double>(all.size());
+    std::vector<double> v = look_s;
+    const size_t mid = (v.size() - 1) / 2;  // the lower median
+    std::nth_element(v.begin(), v.begin() + mid, v.end());
+    const double per = v[mid];
     const double overhead = std::max(0.0, per - budget.cheap_ms / 1e3);
     return clock.elapsed() + per + halving_later_cost(all.size() + 1, overhead, budget, eta) <=
            budget.max_seconds;
@@ -64,7 +71,7 @@ std::vector<Trial> run_halving(CandidateSource& source, const MeasureFn& measure
     if (!c) break;
     const double t0 = clock.now();
     TrialResult r = measure(*c, budget.cheap_ms);
-    look_s += clock.now() - t0;
+    look_s.push_back(clock.now() - t0);
     all.push_back({*c, r, budget.cheap_ms, 0});
   }
   source.close();

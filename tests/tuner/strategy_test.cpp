@@ -150,6 +150,28 @@ TEST_CASE("halving under a time limit keeps room for its later rungs", "[tuner]"
   CHECK(spent <= later + 1e-9);
 }
 
+TEST_CASE("one slow first look (a worker restarted after a fault) does not shrink the rest",
+          "[tuner]") {
+  const auto cs = configs(400);
+  Recorded r = record(cs);
+  FakeClock clock;
+  Budget b;
+  b.max_seconds = 12;
+  b.clock = clock.fn();
+  int n = 0;
+  MeasureFn fn = [&](const std::string& c, double t) {
+    clock.now += (n++ == 1 ? 5.0 : clock.overhead_s) + t / 1e3;
+    return r.table.at(c);
+  };
+  auto trials = run_halving(cs, fn, b, 4);
+  int rung0 = 0;
+  for (const auto& t : trials) rung0 += t.rung == 0;
+  INFO("first looks " << rung0 << ", " << clock.now << " s");
+  CHECK(rung0 > 80);  // as many as 7 s of plain looks give
+  CHECK(clock.now <= b.max_seconds + 1e-9);
+  CHECK(trials.back().target_ms == b.careful_ms);
+}
+
 TEST_CASE("the first look is never cut by time; a stop ends everything", "[tuner]") {
   const auto cs = configs(10);
   Recorded r = record(cs);
