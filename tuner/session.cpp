@@ -70,6 +70,7 @@ class Session {
   CompilePipeline* pipeline_ = nullptr;   // while the strategy runs
   std::vector<Measurement> stage1_rows_;  // pruned before compiling
   int to_compile_ = 0;
+  int dropped_after_compile_ = 0;  // failed or pruned by their resources
   bool compiled_said_ = false, compiling_said_ = false;
   double t_compile_ = 0;
   std::set<std::string> met_, timed_, faulted_, inaccurate_, compile_failed_, measurer_pruned_,
@@ -252,7 +253,11 @@ Status Session::drain_pipeline() {
 std::string Session::summary_line() const {
   const std::string counts =
       "timed " + std::to_string(report_.measured) + " of " + std::to_string(report_.candidates) +
-      (report_.not_reached > 0 ? ", " + std::to_string(report_.not_reached) + " not compiled" : "");
+      (report_.not_reached > 0 ? ", " + std::to_string(report_.not_reached) + " not compiled"
+                               : "") +
+      (dropped_after_compile_ > 0
+           ? ", " + std::to_string(dropped_after_compile_) + " dropped after compiling"
+           : "");
   char wall[48];
   std::snprintf(wall, sizeof wall, " in %.1f s", now_s() - start_);
   if (report_.cut_short) return "budget cut the search: " + counts + wall;
@@ -445,7 +450,7 @@ Result<TuneReport> Session::run() {
   // Cut short: some candidate fit to time was never met.
   report_.cut_short = report_.cancelled ||
                       static_cast<int>(met_.size()) + pc.failed + pc.pruned < report_.candidates;
-  report_.summary = summary_line();
+  dropped_after_compile_ = pc.failed + pc.pruned;
 
   // Selection over every current measurement of this problem here; the
   // most careful measurement of each config stands for it.
@@ -484,6 +489,7 @@ Result<TuneReport> Session::run() {
       report_.defects.push_back(m.config_key + " is far outside its budget (rel L2 " +
                                 std::to_string(m.rel_l2) + "): " + m.detail);
   report_.wall_s = now_s() - start_;
+  report_.summary = summary_line();
   emit(TuneEvent::kDone, report_.cancelled
                              ? "cancelled: the best so far is recorded; " + report_.summary
                              : report_.summary);

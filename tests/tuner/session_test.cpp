@@ -257,6 +257,7 @@ TEST_CASE("session: measuring starts before compiling ends; failures and pruning
   CHECK(r->timed == 7);
   CHECK(r->measured == 7);
   CHECK_FALSE(r->cut_short);
+  CHECK(r->summary.find("timed 7 of 9, 2 dropped after compiling in ") == 0);
   REQUIRE(r->found);
   CHECK(r->best_config == "i3");
   // The default first; the first measurement came while programs were still compiling.
