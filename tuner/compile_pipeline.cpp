@@ -91,10 +91,15 @@ bool CompilePipeline::pending_locked() const {
 std::optional<std::string> CompilePipeline::next(const std::function<bool()>& give_up) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    // The earliest ready config of the lowest rank.
+    // The first item (the default) leads; then the earliest ready config of
+    // the lowest rank.
     Slot* pick = nullptr;
-    for (Slot& s : slots_)
-      if (s.state == State::kReady && (pick == nullptr || s.rank < pick->rank)) pick = &s;
+    const bool lead_waits = !slots_.empty() && (slots_[0].state == State::kQueued ||
+                                                slots_[0].state == State::kCompiling);
+    if (!slots_.empty() && slots_[0].state == State::kReady) pick = &slots_[0];
+    if (pick == nullptr && !lead_waits)
+      for (Slot& s : slots_)
+        if (s.state == State::kReady && (pick == nullptr || s.rank < pick->rank)) pick = &s;
     if (pick != nullptr) {
       pick->state = State::kTaken;
       ++counts_.handed_out;

@@ -1,8 +1,9 @@
 // Compiling a tuning session's candidates while they are measured: each
 // config's program goes to a pool of compile threads in the session's order;
 // as its compile finishes, the config is pruned by its resource report or
-// becomes ready, and next() hands out the earliest ready one (a config the
-// static cost model ranks worse only when no better one is ready). A compile
+// becomes ready, and next() hands out the first item (the default) first,
+// then the earliest ready one (a config the static cost model ranks worse
+// only when no better one is ready). A compile
 // not started when the strategy closes the source, or that could not finish
 // before the deadline, is skipped: not reached, not a failure (never the
 // first one). Thread-safe.

@@ -84,6 +84,23 @@ TEST_CASE("pipeline: the first compiled config is handed out while the rest comp
   CHECK(n.finished);
 }
 
+TEST_CASE("pipeline: the first item leads even when others compile sooner", "[tuner][pipeline]") {
+  Gate gate;
+  PipelineHooks h;
+  h.compile = [&gate](const jit::ProgramSpec& s) {
+    if (s.name == "default") gate.wait();
+    return program(s);
+  };
+  CompilePipeline p(items({"default", "b", "c"}), h, 2);
+  // b and c are ready long before the default: still nothing until it is.
+  while (p.counts().compiled < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK_FALSE(p.next([] { return true; }).has_value());
+  gate.release();
+  CHECK(*p.next(kNever) == "default");
+  CHECK(*p.next(kNever) == "b");
+  CHECK(*p.next(kNever) == "c");
+}
+
 TEST_CASE("pipeline: items without a program are ready at once", "[tuner][pipeline]") {
   PipelineHooks h;
   h.compile = program;
