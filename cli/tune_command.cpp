@@ -71,6 +71,18 @@ class TuneProgress {
  public:
   explicit TuneProgress(double time_limit_s) : time_limit_s_(time_limit_s) {}
   void operator()(const TuneEvent& e) {
+    // Compiling and measuring overlap: the line starts with compiling.
+    if (e.kind == TuneEvent::kCompiling) {
+      if (!e.message.empty()) say(e);
+      line_.emplace(ProgressLine::for_stderr("tune " + e.problem));
+      line_->start(planned_ = e.planned, e.to_compile, time_limit_s_);
+      compiled_ = 0;
+      return;
+    }
+    if (line_ && e.compiled > compiled_) {
+      line_->on_compiled(e.compiled - compiled_);
+      compiled_ = e.compiled;
+    }
     if (e.kind == TuneEvent::kMeasured) {
       if (!line_) return;
       if (e.planned != planned_) line_->replan(planned_ = e.planned);
@@ -78,13 +90,7 @@ class TuneProgress {
       if (!e.message.empty()) say(e);
       return;
     }
-    if (e.kind == TuneEvent::kCompiled) {
-      if (!e.message.empty()) say(e);
-      line_.emplace(ProgressLine::for_stderr("tune " + e.problem));
-      line_->start(planned_ = e.planned, e.compiled, time_limit_s_);
-      line_->on_compiled(e.compiled);
-      return;
-    }
+    if (e.kind == TuneEvent::kCompiled) return;  // the summary says how compiling went
     if (e.kind == TuneEvent::kDone && line_) {
       line_->finish();
       line_.reset();
@@ -98,7 +104,7 @@ class TuneProgress {
     std::fflush(stderr);
   }
   double time_limit_s_;
-  int planned_ = 0;
+  int planned_ = 0, compiled_ = 0;
   std::optional<ProgressLine> line_;
 };
 
@@ -136,8 +142,9 @@ void run(const TuneArgs& a) {
   TuneOptions opt = a.tune;
   opt.seed = a.input_seed;
   opt.include_fp64 = !a.no_fp64;
-  Table t({"problem", "configs", "pruned", "compiled", "compile_failed", "timed", "faulted",
-           "inaccurate", "from_db", "best", "best_ms", "best_rel_l2", "wall_s", "cut_short"});
+  Table t({"problem", "configs", "pruned", "compiled", "not_reached", "compile_failed", "timed",
+           "faulted", "inaccurate", "from_db", "best", "best_ms", "best_rel_l2", "wall_s",
+           "cut_short"});
   for (const auto& p : problems) {
     WorkerMeasurer measurer(wo);
     TuneProgress progress(opt.time_limit);
@@ -146,15 +153,15 @@ void run(const TuneArgs& a) {
     for (const auto& d : r->defects)
       std::fprintf(stderr, "[tune %s] DEFECT: %s\n", r->problem_key.c_str(), d.c_str());
     if (r->already_tuned) {
-      t.add_row({r->problem_key, nlohmann::json(), nlohmann::json(), 0, 0, 0, 0, 0,
+      t.add_row({r->problem_key, nlohmann::json(), nlohmann::json(), 0, 0, 0, 0, 0, 0,
                  nlohmann::json(), r->best_config, r->best_ms, r->best_rel_l2, r->wall_s, false});
       continue;
     }
-    t.add_row({r->problem_key, r->configs, r->pruned, r->compiled, r->compile_failed, r->timed,
-               r->faulted, r->inaccurate, r->from_store, r->found ? r->best_config : "(none)",
-               r->found ? nlohmann::json(r->best_ms) : nlohmann::json(),
-               r->found ? nlohmann::json(r->best_rel_l2) : nlohmann::json(), r->wall_s,
-               r->cut_short});
+    t.add_row(
+        {r->problem_key, r->configs, r->pruned, r->compiled, r->not_reached, r->compile_failed,
+         r->timed, r->faulted, r->inaccurate, r->from_store, r->found ? r->best_config : "(none)",
+         r->found ? nlohmann::json(r->best_ms) : nlohmann::json(),
+         r->found ? nlohmann::json(r->best_rel_l2) : nlohmann::json(), r->wall_s, r->cut_short});
   }
   std::fprintf(stderr, "tuning database: %s\n", path.c_str());
   t.print(std::cout, *fmt);
@@ -173,7 +180,8 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--budget", a->tune.budget, "most configs to measure (0: no limit)")
       ->check(non_negative())
       ->capture_default_str();
-  cmd->add_option("--time-limit", a->tune.time_limit, "seconds of measuring (0: no limit)")
+  cmd->add_option("--time-limit", a->tune.time_limit,
+                  "wall seconds per shape, worker start and compiling included (0: no limit)")
       ->check(non_negative())
       ->capture_default_str();
   cmd->add_option("--max-error", a->tune.max_error,

@@ -44,7 +44,7 @@ Status LibraryTuner::open() {
   SSMTUNE_ASSIGN_OR_RETURN(auto cubins, cache::SqliteCubinCache::open(o_.db_path));
   db_ = std::make_unique<cache::TuningDb>(std::move(db));
   cubins_ = std::move(cubins);
-  // Every hardware thread: a session compiles its whole space up front.
+  // Every hardware thread: a session compiles its space while it measures.
   compiler_ = std::make_unique<jit::Compiler>(sources_, cubins_.get());
   return Status::ok();
 }
@@ -88,7 +88,7 @@ FirstUseResult LibraryTuner::tune_on_first_use(const KernelFamily& family,
   auto progress = [say, seconds](const TuneEvent& e) {
     if (!say) return;
     if (e.kind == TuneEvent::kStart)
-      std::fprintf(stderr, "ssmtune: tuning %s on first use (%.0f s of measuring)...\n",
+      std::fprintf(stderr, "ssmtune: tuning %s on first use (at most %.0f s)...\n",
                    e.problem.c_str(), seconds);
     else if (e.kind == TuneEvent::kDone && !e.best_config.empty())
       std::fprintf(stderr, "ssmtune: tuned %s in %.1f s: %s (%.4f ms)\n", e.problem.c_str(),

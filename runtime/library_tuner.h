@@ -25,7 +25,7 @@ namespace cache {
 class TuningDb;
 }
 
-// Seconds of measuring per untuned shape from $SSMTUNE_TUNE_ON_FIRST_USE:
+// Wall seconds per untuned shape (compiling included) from $SSMTUNE_TUNE_ON_FIRST_USE:
 // 0 when unset, empty, "0" or "off"; an error for anything but a number >= 0.
 Result<double> tune_budget_from_env();
 
@@ -62,7 +62,7 @@ class LibraryTuner {
                           TuneOptions options, const TuneProgressFn& progress = {},
                           double config_timeout_s = 0);
 
-  // Tune on first use: a halving session of `seconds` of measuring, at most
+  // Tune on first use: a halving session of `seconds` (wall time), at most
   // once per problem key in this tuner's life (a second ask, or one after a
   // failure, does nothing). Never an error: a failure is in the note.
   FirstUseResult tune_on_first_use(const KernelFamily& family, const FamilyProblem& problem,

@@ -111,9 +111,8 @@ double max_abs_of(const std::vector<double>& v) {
   return *std::max_element(part.begin(), part.end());
 }
 
-ErrorStats score_slices(const std::vector<double>& ref, size_t n, double rtol, double atol,
-                        const std::function<void(Scorer&, size_t, size_t)>& body) {
-  const double max_ref = max_abs_of(ref);
+ErrorStats score_slices(const std::vector<double>& ref, double max_ref, size_t n, double rtol,
+                        double atol, const std::function<void(Scorer&, size_t, size_t)>& body) {
   std::vector<Scorer> parts(64, Scorer(ref, max_ref, rtol, atol));
   parallel_slices(n, [&](size_t b, size_t e, size_t k) { body(parts[k], b, e); });
   for (size_t k = 1; k < parts.size(); ++k) parts[0].merge(parts[k]);
@@ -145,12 +144,19 @@ std::vector<unsigned char> poison_pattern(DType dtype) {
   return out;
 }
 
+double max_abs(const std::vector<double>& v) { return max_abs_of(v); }
+
 ErrorStats score(const std::vector<double>& ref, const void* raw, DType dtype, double rtol,
                  double atol) {
+  return score(ref, max_abs_of(ref), raw, dtype, rtol, atol);
+}
+
+ErrorStats score(const std::vector<double>& ref, double max_abs_ref, const void* raw, DType dtype,
+                 double rtol, double atol) {
   const auto* bytes = static_cast<const unsigned char*>(raw);
   const std::vector<unsigned char> poison = poison_pattern(dtype);
   const size_t es = poison.size();
-  return score_slices(ref, ref.size(), rtol, atol, [&](Scorer& s, size_t b, size_t e) {
+  return score_slices(ref, max_abs_ref, ref.size(), rtol, atol, [&](Scorer& s, size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) {
       if (std::memcmp(bytes + i * es, poison.data(), es) == 0) {
         s.unwritten();
@@ -164,7 +170,7 @@ ErrorStats score(const std::vector<double>& ref, const void* raw, DType dtype, d
 ErrorStats score(const std::vector<double>& ref, const std::vector<double>& got, double rtol,
                  double atol) {
   const size_t n = std::min(ref.size(), got.size());
-  return score_slices(ref, n, rtol, atol, [&](Scorer& s, size_t b, size_t e) {
+  return score_slices(ref, max_abs_of(ref), n, rtol, atol, [&](Scorer& s, size_t b, size_t e) {
     for (size_t i = b; i < e; ++i) s.value(i, got[i]);
   });
 }

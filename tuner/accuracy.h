@@ -36,6 +36,12 @@ struct ErrorStats {
 // `raw` holds ref.size() elements of `dtype` as downloaded from the device.
 ErrorStats score(const std::vector<double>& ref, const void* raw, DType dtype, double rtol,
                  double atol);
+// The same with max |ref| given (max_abs(ref)): a bench that scores many
+// runs against one reference computes it once.
+ErrorStats score(const std::vector<double>& ref, double max_abs_ref, const void* raw, DType dtype,
+                 double rtol, double atol);
+// max |v| (0 for none), in parallel.
+double max_abs(const std::vector<double>& v);
 // Already decoded values (no poison check: unwritten stays 0, NaN/Inf count
 // in nan_inf). got.size() must equal ref.size().
 ErrorStats score(const std::vector<double>& ref, const std::vector<double>& got, double rtol,

@@ -138,6 +138,14 @@ class KernelFamily {
   virtual std::string prune_by_resources(const FamilyProblem& problem, const std::string& config,
                                          const std::vector<jit::KernelImage>& kernels,
                                          const jit::DeviceInfo& device) const = 0;
+  // A static cost model over kernels fit to time: 0 for most, more for ones
+  // the resource report suggests are slow (spills, low occupancy). A session
+  // measures a ready config of a lower rank first. Default: 0 for every one.
+  virtual int resource_rank(const FamilyProblem& /*problem*/, const std::string& /*config*/,
+                            const std::vector<jit::KernelImage>& /*kernels*/,
+                            const jit::DeviceInfo& /*device*/) const {
+    return 0;
+  }
   // Whether the config accumulates in fp64 (the accuracy anchors).
   virtual bool is_fp64_anchor(const std::string& config) const = 0;
 

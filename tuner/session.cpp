@@ -7,7 +7,10 @@
 #include <ctime>
 #include <map>
 #include <set>
+#include <thread>
 
+#include "tuner/candidate_order.h"
+#include "tuner/compile_pipeline.h"
 #include "tuner/selection.h"
 #include "tuner/strategy.h"
 
@@ -40,6 +43,14 @@ class Session {
   TrialResult measure(const std::string& config, double target_ms);
   void emit(TuneEvent::Kind kind, const std::string& message = "", TuneEvent e = {});
   Status record(const std::vector<Measurement>& ms);
+  std::vector<std::string> candidate_order(const std::vector<std::string>& legal);
+  // Records what the pipeline dropped since the last call; says once when
+  // compiling is over.
+  Status drain_pipeline();
+  std::string summary_line() const;
+  // With info_ set: what the store knows, the space pruned before compiling
+  // (rows kept for later), the order, and the pipeline compiling in it.
+  Status prepare();
 
   TuningStore& store_;
   jit::Compiler& compiler_;
@@ -54,6 +65,16 @@ class Session {
   TuneReport report_;
   int done_ = 0, planned_ = 0;
   double start_ = 0;
+  double deadline_ = 0;  // start_ + time limit, 0 for none
+  std::unique_ptr<CompilePipeline> pipeline_owner_;
+  CompilePipeline* pipeline_ = nullptr;   // while the strategy runs
+  std::vector<Measurement> stage1_rows_;  // pruned before compiling
+  int to_compile_ = 0;
+  int dropped_after_compile_ = 0;  // failed or pruned by their resources
+  bool compiled_said_ = false, compiling_said_ = false;
+  double t_compile_ = 0;
+  std::set<std::string> met_, timed_, faulted_, inaccurate_, compile_failed_, measurer_pruned_,
+      from_store_;
   std::string best_key_;
   double best_ms_ = 0;
 };
@@ -67,6 +88,8 @@ void Session::emit(TuneEvent::Kind kind, const std::string& message, TuneEvent e
   planned_ = std::max(planned_, done_);
   e.done = done_;
   e.planned = planned_;
+  e.to_compile = to_compile_;
+  if (pipeline_ != nullptr) e.compiled = pipeline_->counts().compiled;
   e.best_config = best_key_;
   e.best_ms = best_ms_;
   e.elapsed_s = now_s() - start_;
@@ -120,9 +143,10 @@ bool Session::already_tuned() {
 
 TrialResult Session::measure(const std::string& config, double target_ms) {
   TrialResult out;
+  met_.insert(config);
   auto it = known_.find(config);
   if (it != known_.end() && !o_.force) {  // resumed: the store already holds it
-    ++report_.from_store;
+    from_store_.insert(config);
     out.usable = it->second.status == MeasureStatus::kOk;
     out.median_ms = it->second.median_ms;
     out.spread_ms = it->second.spread_ms;
@@ -148,23 +172,24 @@ TrialResult Session::measure(const std::string& config, double target_ms) {
   m.shared_bytes = got.shared_bytes;
   switch (m.status) {
     case MeasureStatus::kOk:
-      ++report_.timed;
+      timed_.insert(config);
       break;
     case MeasureStatus::kFaulted:
     case MeasureStatus::kLaunchFailed:
-      ++report_.faulted;
+      faulted_.insert(config);
       break;
     case MeasureStatus::kInaccurate:
-      ++report_.inaccurate;
+      inaccurate_.insert(config);
       break;
     case MeasureStatus::kCompileFailed:
-      ++report_.compile_failed;
+      compile_failed_.insert(config);
       break;
     case MeasureStatus::kPruned:
-      ++report_.pruned;
+      measurer_pruned_.insert(config);
       break;
   }
-  const Status recorded = record({m});
+  Status recorded = record({m});
+  if (Status d = drain_pipeline(); recorded && !d) recorded = d;
   out.usable = m.status == MeasureStatus::kOk;
   out.median_ms = m.median_ms;
   out.spread_ms = m.spread_ms;
@@ -181,38 +206,86 @@ TrialResult Session::measure(const std::string& config, double target_ms) {
   return out;
 }
 
-Result<TuneReport> Session::run() {
-  start_ = now_s();
-  report_.problem_key = key_;
-  if (already_tuned()) {
-    report_.wall_s = now_s() - start_;
-    return report_;
+std::vector<std::string> Session::candidate_order(const std::vector<std::string>& legal) {
+  const std::string first = family_.heuristic_default(problem_, info_.device).config;
+  std::vector<std::string> order = family_.first_look_order(legal, first);
+  // Hints: this problem's rows (any versions: --force, --resume, stale
+  // ones), then the nearest tuned problem's. A store that cannot answer
+  // leaves the family's order.
+  std::vector<std::vector<Measurement>> hints;
+  MeasurementFilter f;
+  f.family = family_.name();
+  f.device_uuid = info_.device.uuid;
+  f.problem_key = key_;
+  if (auto own = store_.measurements(f)) hints.push_back(std::move(*own));
+  if (auto near = nearest_problem_rows(store_, family_, problem_, info_.device.uuid))
+    hints.push_back(std::move(*near));
+  order = rank_candidates(order, first, hints);
+  if (o_.strategy == "random") order = shuffled(order, o_.seed);
+  return order;
+}
+
+Status Session::drain_pipeline() {
+  if (pipeline_ == nullptr) return Status::ok();
+  std::vector<Measurement> rows;
+  for (const CompileDrop& d : pipeline_->take_dropped()) {
+    Measurement m = base(d.config);
+    m.status = d.failed ? MeasureStatus::kCompileFailed : MeasureStatus::kPruned;
+    m.detail = d.detail;
+    rows.push_back(std::move(m));
   }
-  emit(TuneEvent::kStart, "starting the worker (inputs, fp64 reference)...");
-  SSMTUNE_ASSIGN_OR_RETURN(info_, measurer_.start(key_));
-  struct StopGuard {
-    Measurer& m;
-    ~StopGuard() { m.stop(); }
-  } guard{measurer_};
-  SSMTUNE_RETURN_IF_ERROR(store_.upsert_device(device_record(info_.device)));
-  const Versions versions{info_.device.driver_version, info_.device.nvrtc_version,
-                          info_.template_hash};
+  Status s = record(rows);
+  const PipelineCounts pc = pipeline_->counts();
+  if (pc.finished && !compiled_said_ && to_compile_ > 0) {
+    compiled_said_ = true;
+    char buf[160];
+    std::snprintf(
+        buf, sizeof buf, "compiled %d in %.1f s (%d failed, %d pruned by resources)%s", pc.compiled,
+        now_s() - t_compile_, pc.failed, pc.pruned,
+        pc.skipped > 0 ? (", " + std::to_string(pc.skipped) + " not reached").c_str() : "");
+    TuneEvent e;
+    e.compiled = pc.compiled;
+    emit(TuneEvent::kCompiled, buf, e);
+  }
+  return s;
+}
+
+std::string Session::summary_line() const {
+  const std::string counts =
+      "timed " + std::to_string(report_.measured) + " of " + std::to_string(report_.candidates) +
+      (report_.not_reached > 0 ? ", " + std::to_string(report_.not_reached) + " not compiled"
+                               : "") +
+      (dropped_after_compile_ > 0
+           ? ", " + std::to_string(dropped_after_compile_) + " dropped after compiling"
+           : "");
+  char wall[48];
+  std::snprintf(wall, sizeof wall, " in %.1f s", now_s() - start_);
+  if (report_.cut_short) return "budget cut the search: " + counts + wall;
+  return counts + wall;
+}
+
+Status Session::prepare() {
+  known_.clear();
+  stage1_rows_.clear();
+  report_.pruned = 0;
+  to_compile_ = 0;
   MeasurementFilter f;
   f.device_uuid = info_.device.uuid;
   f.problem_key = key_;
-  f.current = versions;
+  f.current =
+      Versions{info_.device.driver_version, info_.device.nvrtc_version, info_.template_hash};
   SSMTUNE_ASSIGN_OR_RETURN(auto existing, store_.measurements(f));
   for (const auto& m : existing) {
     auto it = known_.find(m.config_key);
     if (it == known_.end() || m.repeats > it->second.repeats) known_[m.config_key] = m;
   }
 
-  // Stage 1: the space, pruned before compiling.
+  // Stage 1: the space, pruned before compiling (the rows are recorded once
+  // the measurer has confirmed the device).
   SpaceOptions so;
   so.include_fp64 = o_.include_fp64;
   const auto space = family_.search_space(problem_, info_.device, so);
   report_.configs = static_cast<int>(space.size());
-  std::vector<Measurement> dropped_rows;
   std::vector<std::string> legal;
   for (const auto& e : space) {
     if (e.pruned) {
@@ -221,91 +294,163 @@ Result<TuneReport> Session::run() {
       Measurement m = base(e.config);
       m.status = MeasureStatus::kPruned;
       m.detail = e.reason;
-      dropped_rows.push_back(m);
+      stage1_rows_.push_back(m);
     } else {
       legal.push_back(e.config);
     }
   }
-  // Stage 2: compile what is not yet measured, in parallel, into the
-  // compiler's cache (which the measurer reads); prune by resources.
-  std::vector<std::string> to_compile;
-  std::vector<jit::ProgramSpec> specs;
-  for (const auto& c : legal) {
-    if (known_.count(c) && !o_.force) continue;
-    auto spec = program_for(family_, problem_, c, info_.device);
-    if (!spec) continue;
-    to_compile.push_back(c);
-    specs.push_back(*spec);
-  }
-  const double t_compile = now_s();
-  TuneEvent compiling;
-  compiling.compiled = static_cast<int>(specs.size());
-  emit(TuneEvent::kCompiling,
-       std::to_string(report_.configs) + " configs: " + std::to_string(report_.pruned) +
-           " pruned before compiling; compiling " + std::to_string(specs.size()) + "...",
-       compiling);
-  auto programs = compiler_.compile_all(specs);
-  report_.compiled = static_cast<int>(specs.size());
-  std::set<std::string> dropped;
-  for (size_t i = 0; i < programs.size(); ++i) {
-    Measurement m = base(to_compile[i]);
-    if (!programs[i]) {
-      m.status = MeasureStatus::kCompileFailed;
-      m.detail = programs[i].status().message().substr(0, 2000);
-      ++report_.compile_failed;
-    } else {
-      const std::string why =
-          family_.prune_by_resources(problem_, to_compile[i], programs[i]->kernels, info_.device);
-      if (why.empty()) continue;
-      m.status = MeasureStatus::kPruned;
-      m.detail = why;
-      ++report_.pruned;
-    }
-    dropped.insert(to_compile[i]);
-    dropped_rows.push_back(m);
-  }
-  SSMTUNE_RETURN_IF_ERROR(record(dropped_rows));
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "compiled in %.1f s; %zu dropped after compiling",
-                now_s() - t_compile, dropped.size());
-  const std::string compiled_line = buf;
 
-  // Stage 3: the strategy, the default first.
-  std::vector<std::string> kept;
-  for (const auto& c : legal)
-    if (!dropped.count(c)) kept.push_back(c);
-  const std::vector<std::string> candidates =
-      family_.first_look_order(kept, family_.heuristic_default(problem_, info_.device).config);
+  // Stage 2: the order to compile and measure in; the pipeline compiles
+  // what is not yet measured, in that order, while the strategy measures.
+  const std::vector<std::string> candidates = candidate_order(legal);
+  report_.candidates = static_cast<int>(candidates.size());
+  std::vector<PipelineItem> items;
+  for (const auto& c : candidates) {
+    PipelineItem item{c, std::nullopt};
+    if (!known_.count(c) || o_.force) {
+      // A config without a program goes to the measurer, which reports why.
+      if (auto spec = program_for(family_, problem_, c, info_.device)) item.spec = std::move(*spec);
+    }
+    if (item.spec) ++to_compile_;
+    items.push_back(std::move(item));
+  }
   planned_ = static_cast<int>(candidates.size());
   if (o_.strategy == "halving") planned_ = planned_ * 4 / 3;
   if (o_.budget > 0) planned_ = std::min(planned_, o_.budget);
-  TuneEvent compiled;
-  compiled.compiled = static_cast<int>(specs.size());
-  emit(TuneEvent::kCompiled, compiled_line, compiled);
+  // The hooks run on the compile threads: they keep their own copy of the device.
+  PipelineHooks hooks;
+  const jit::DeviceInfo device = info_.device;
+  hooks.compile = [this](const jit::ProgramSpec& spec) { return compiler_.compile(spec); };
+  hooks.prune = [this, device](const std::string& c, const jit::CompiledProgram& p) {
+    return family_.prune_by_resources(problem_, c, p.kernels, device);
+  };
+  hooks.rank = [this, device](const std::string& c, const jit::CompiledProgram& p) {
+    return family_.resource_rank(problem_, c, p.kernels, device);
+  };
+  t_compile_ = now_s();
+  compiled_said_ = false;
+  pipeline_owner_ =
+      std::make_unique<CompilePipeline>(std::move(items), hooks, o_.compile_threads, deadline_);
+  pipeline_ = pipeline_owner_.get();
+  if (compiling_said_) return Status::ok();
+  compiling_said_ = true;
+  emit(TuneEvent::kCompiling, std::to_string(report_.configs) +
+                                  " configs: " + std::to_string(report_.pruned) +
+                                  " pruned before compiling; compiling " +
+                                  std::to_string(to_compile_) + ", measuring as they are ready...");
+  return Status::ok();
+}
+
+Result<TuneReport> Session::run() {
+  start_ = now_s();
+  if (o_.time_limit > 0) deadline_ = start_ + o_.time_limit;
+  report_.problem_key = key_;
+  if (already_tuned()) {
+    report_.wall_s = now_s() - start_;
+    return report_;
+  }
+  emit(TuneEvent::kStart, "starting the worker (inputs, fp64 reference)...");
+  // Where the device is known before the worker is ready (given, or this
+  // process sees the GPU), compiling starts while the worker starts; a
+  // worker that reports another device or templates makes it start over.
+  std::optional<jit::DeviceInfo> early = o_.device_hint;
+  if (!early)
+    if (auto d = jit::query_device(o_.gpu)) early = *d;
+  Result<MeasurerInfo> started = Status::internal("the measurer was not started");
+  if (early) {
+    info_ = MeasurerInfo{};
+    info_.device = *early;
+    info_.template_hash = compiler_.sources().hash();
+    Status prepared = Status::ok();
+    {
+      std::thread worker([this, &started] { started = measurer_.start(key_); });
+      struct Join {
+        std::thread& t;
+        ~Join() { t.join(); }
+      } join{worker};
+      prepared = prepare();
+    }
+    if (!started) {
+      pipeline_owner_.reset();
+      return started.status();
+    }
+    const MeasurerInfo& got = *started;
+    const bool same = got.device.uuid == early->uuid && got.template_hash == info_.template_hash &&
+                      got.device.cc_major == early->cc_major &&
+                      got.device.cc_minor == early->cc_minor &&
+                      got.device.sm_count == early->sm_count &&
+                      got.device.max_shared_per_block == early->max_shared_per_block &&
+                      got.device.max_shared_per_sm == early->max_shared_per_sm &&
+                      got.device.max_threads_per_sm == early->max_threads_per_sm &&
+                      got.device.registers_per_sm == early->registers_per_sm &&
+                      got.device.driver_version == early->driver_version &&
+                      got.device.nvrtc_version == early->nvrtc_version;
+    info_ = got;
+    if (!same) {
+      pipeline_owner_.reset();  // compiled for another device: start over
+      prepared = prepare();
+    }
+    if (!prepared) {
+      measurer_.stop();
+      return prepared;
+    }
+  } else {
+    SSMTUNE_ASSIGN_OR_RETURN(info_, measurer_.start(key_));
+    if (Status s = prepare(); !s) {
+      measurer_.stop();
+      return s;
+    }
+  }
+  struct StopGuard {
+    Measurer& m;
+    ~StopGuard() { m.stop(); }
+  } guard{measurer_};
+  CompilePipeline& pipeline = *pipeline_owner_;
+  struct PipelineGuard {
+    CompilePipeline*& p;
+    ~PipelineGuard() { p = nullptr; }
+  } pipeline_guard{pipeline_};
+  SSMTUNE_RETURN_IF_ERROR(store_.upsert_device(device_record(info_.device)));
+  SSMTUNE_RETURN_IF_ERROR(record(stage1_rows_));
+  const Versions versions{info_.device.driver_version, info_.device.nvrtc_version,
+                          info_.template_hash};
+  MeasurementFilter f;
+  f.device_uuid = info_.device.uuid;
+  f.problem_key = key_;
+  f.current = versions;
+
+  // Stage 3: the strategy, the default first, under what is left of the budget.
   Budget budget;
   budget.max_configs = o_.budget;
-  budget.max_seconds = o_.time_limit;
+  if (deadline_ > 0) budget.max_seconds = std::max(1e-3, deadline_ - now_s());
   if (o_.cancel != nullptr) {
     const std::atomic<bool>* cancel = o_.cancel;
     budget.stop = [cancel] { return cancel->load(); };
   }
   MeasureFn fn = [this](const std::string& c, double t) { return measure(c, t); };
-  const double t_measure = now_s();
-  std::vector<Trial> trials;
-  if (o_.strategy == "exhaustive") {
-    trials = run_exhaustive(candidates, fn, budget);
-  } else if (o_.strategy == "random") {
-    trials = run_random(candidates, fn, budget, o_.seed);
+  if (o_.strategy == "halving") {
+    run_halving(pipeline, fn, budget);
   } else {
-    trials = run_halving(candidates, fn, budget);
+    run_exhaustive(pipeline, fn, budget);  // random: over the shuffled order
   }
-  std::set<std::string> met;
-  for (const auto& t : trials) met.insert(t.config);
+  pipeline.close();
+  pipeline.wait();  // compiles in flight (few: the deadline skips late ones)
+  SSMTUNE_RETURN_IF_ERROR(drain_pipeline());
+  const PipelineCounts pc = pipeline.counts();
+  report_.compiled = pc.compiled;
+  report_.not_reached = pc.skipped;
+  report_.compile_failed = pc.failed + static_cast<int>(compile_failed_.size());
+  report_.pruned += pc.pruned + static_cast<int>(measurer_pruned_.size());
+  report_.timed = static_cast<int>(timed_.size());
+  report_.faulted = static_cast<int>(faulted_.size());
+  report_.inaccurate = static_cast<int>(inaccurate_.size());
+  report_.from_store = static_cast<int>(from_store_.size());
+  report_.measured = static_cast<int>(met_.size());
   report_.cancelled = o_.cancel != nullptr && o_.cancel->load();
+  // Cut short: some candidate fit to time was never met.
   report_.cut_short = report_.cancelled ||
-                      (o_.time_limit > 0 && now_s() - t_measure >= o_.time_limit) ||
-                      (o_.budget > 0 && static_cast<int>(met.size()) >= o_.budget &&
-                       met.size() < candidates.size());
+                      static_cast<int>(met_.size()) + pc.failed + pc.pruned < report_.candidates;
+  dropped_after_compile_ = pc.failed + pc.pruned;
 
   // Selection over every current measurement of this problem here; the
   // most careful measurement of each config stands for it.
@@ -344,9 +489,10 @@ Result<TuneReport> Session::run() {
       report_.defects.push_back(m.config_key + " is far outside its budget (rel L2 " +
                                 std::to_string(m.rel_l2) + "): " + m.detail);
   report_.wall_s = now_s() - start_;
-  emit(TuneEvent::kDone, report_.cancelled   ? "cancelled: the best so far is recorded"
-                         : report_.cut_short ? "the budget ended the search early"
-                                             : "");
+  report_.summary = summary_line();
+  emit(TuneEvent::kDone, report_.cancelled
+                             ? "cancelled: the best so far is recorded; " + report_.summary
+                             : report_.summary);
   return report_;
 }
 

@@ -6,12 +6,16 @@
 
 namespace ssmtune {
 
-std::vector<Trial> run_random(const std::vector<std::string>& candidates, const MeasureFn& measure,
-                              const Budget& budget, uint64_t seed) {
+std::vector<std::string> shuffled(const std::vector<std::string>& candidates, uint64_t seed) {
   std::vector<std::string> order = candidates;
   std::mt19937_64 rng(seed);
   std::shuffle(order.begin(), order.end(), rng);
-  return run_exhaustive(order, measure, budget);
+  return order;
+}
+
+std::vector<Trial> run_random(const std::vector<std::string>& candidates, const MeasureFn& measure,
+                              const Budget& budget, uint64_t seed) {
+  return run_exhaustive(shuffled(candidates, seed), measure, budget);
 }
 
 }  // namespace ssmtune

@@ -14,6 +14,11 @@
 namespace ssmtune {
 
 Result<WorkerClient> WorkerClient::spawn(const std::vector<std::string>& argv) {
+  // Built before fork: the child of a process whose other threads compile
+  // meanwhile calls only what is safe there (dup2, close, execv, _exit).
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   int in[2], out[2];
   if (pipe(in) != 0 || pipe(out) != 0)
     return Status::io_error(std::string("pipe: ") + std::strerror(errno));
@@ -26,9 +31,6 @@ Result<WorkerClient> WorkerClient::spawn(const std::vector<std::string>& argv) {
     close(in[1]);
     close(out[0]);
     close(out[1]);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
     execv(args[0], args.data());
     _exit(127);
   }

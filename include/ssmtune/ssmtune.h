@@ -215,7 +215,7 @@ const char* ssmtune_last_error(void);
 
 /* Options; all zero (or a NULL pointer) gives the defaults. */
 typedef struct {
-  double time_limit_s;     /* seconds of measuring (compiling comes on top); 0: no limit */
+  double time_limit_s;     /* wall seconds, worker start and compiling included; 0: no limit */
   const char* strategy;    /* "halving" (NULL or ""), "exhaustive" or "random" */
   int32_t max_configs;     /* most configs measured; 0: no limit */
   uint64_t seed;           /* inputs' and the random strategy's seed; 0: fresh */
@@ -227,8 +227,8 @@ typedef struct {
 
 typedef enum {
   SSMTUNE_TUNE_START = 0,     /* the worker is starting (inputs, fp64 reference) */
-  SSMTUNE_TUNE_COMPILING = 1, /* `compiled` programs are being compiled */
-  SSMTUNE_TUNE_COMPILED = 2,  /* compiling done: about `planned` measurements follow */
+  SSMTUNE_TUNE_COMPILING = 1, /* compiling starts; measuring starts while it goes on */
+  SSMTUNE_TUNE_COMPILED = 2,  /* compiling done (the budget may have left some not reached) */
   SSMTUNE_TUNE_MEASURED = 3,  /* one config measured: config, ms, usable */
   SSMTUNE_TUNE_DONE = 4       /* the session ended (or the problem was already tuned) */
 } ssmtune_tune_event_kind;
@@ -238,7 +238,7 @@ typedef struct {
   int32_t kind; /* ssmtune_tune_event_kind */
   const char* problem_key;
   const char* message;     /* a human line, or "" */
-  int32_t compiled;        /* programs compiled (COMPILING, COMPILED) */
+  int32_t compiled;        /* programs compiled so far */
   int32_t timed;           /* configs measured so far */
   int32_t planned;         /* configs the strategy plans to measure (halving: an estimate) */
   const char* config;      /* MEASURED: the config, else "" */
@@ -263,7 +263,8 @@ typedef struct {
   int32_t found;         /* a config was selected and recorded as the best */
   int32_t already_tuned; /* a current best existed: nothing was measured */
   int32_t configs, pruned, compiled, compile_failed, timed, faulted, inaccurate, from_db;
-  int32_t cut_short; /* the time limit, max_configs or the callback ended the search */
+  int32_t cut_short; /* the time limit, max_configs or the callback ended the search before
+                        every candidate was measured (compiles not reached included) */
   int32_t cancelled; /* the callback ended it */
   double wall_s;
 } ssmtune_tune_result;

@@ -369,8 +369,8 @@ def tune(*args, time_limit=None, strategy="halving", max_configs=0, seed=0, forc
     family="fwd"|"bwd", with_d=, with_z=, delta_bias=, softplus=, last_state=,
     initial_state=, constant_b=, constant_c=, constant_bc=, dlast=) (see
     problem_key); a Recording (record()); or problem keys (strings, or one list).
-    Options: time_limit seconds of measuring per problem (None: no limit;
-    compiling comes on top), strategy "halving" | "exhaustive" | "random",
+    Options: time_limit wall seconds per problem, compiling included (None: no
+    limit), strategy "halving" | "exhaustive" | "random",
     max_configs (0: no limit), seed (inputs and the random strategy; 0: fresh),
     force (measure everything again), resume (measure what a tuned problem
     lacks), max_error (a tighter rel L2 budget), config_timeout seconds per

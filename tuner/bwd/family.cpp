@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "tuner/bwd/accuracy.h"
 #include "tuner/bwd/config.h"
@@ -49,13 +50,21 @@ const std::vector<unsigned char>& bytes_of(const bwd::DeviceGradBytes& b, const 
   return b.dh0;
 }
 
+// Per graded output, what scoring needs of its reference besides the values
+// (its rounding floor and max |ref|): computed once per bench.
+struct RefStats {
+  double floor = 0, max_abs = 0;
+};
+using RefStatsMap = std::map<std::string, RefStats>;
+
 class BwdLoaded final : public LoadedConfig {
  public:
   BwdLoaded(bwd::BwdKernel kernel, const bwd::BwdDeviceProblem& dp, const bwd::BwdHostGrads& ref,
-            bool fp64)
+            const RefStatsMap& stats, bool fp64)
       : kernel_(std::move(kernel)),
         dp_(dp),
         ref_(ref),
+        stats_(stats),
         params_(bwd::make_params(dp.problem(), dp.tensors())),
         fp64_(fp64) {}
   const std::vector<jit::KernelImage>& images() const override { return kernel_.images(); }
@@ -72,10 +81,12 @@ class BwdLoaded final : public LoadedConfig {
         return Status::internal("backward: " + name + " holds " + std::to_string(raw.size()) +
                                 " bytes for " + std::to_string(ref->size()) + " elements");
       const Tolerance tol = mamba_tolerance(dt);
-      const double floor = rounding_floor(*ref, dt);
-      out.push_back(make_output_score(name,
-                                      ssmtune::score(*ref, raw.data(), dt, tol.rtol, tol.atol),
-                                      bwd::bwd_budget_for(name, p.fwd.dtype, fp64_, floor), floor));
+      const auto st = stats_.find(name);
+      const RefStats rs =
+          st != stats_.end() ? st->second : RefStats{rounding_floor(*ref, dt), max_abs(*ref)};
+      out.push_back(make_output_score(
+          name, ssmtune::score(*ref, rs.max_abs, raw.data(), dt, tol.rtol, tol.atol),
+          bwd::bwd_budget_for(name, p.fwd.dtype, fp64_, rs.floor), rs.floor));
     }
     return out;
   }
@@ -84,6 +95,7 @@ class BwdLoaded final : public LoadedConfig {
   bwd::BwdKernel kernel_;
   const bwd::BwdDeviceProblem& dp_;
   const bwd::BwdHostGrads& ref_;
+  const RefStatsMap& stats_;
   ssmtune_kernels::SsmBwdParams params_;
   bwd::BwdScratch scratch_;
   bool fp64_;
@@ -92,7 +104,10 @@ class BwdLoaded final : public LoadedConfig {
 class BwdBench final : public ProblemBench {
  public:
   BwdBench(BwdProblem p, bwd::BwdDeviceProblem dp, bwd::BwdHostGrads ref, bool gpu_ref)
-      : p_(std::move(p)), dp_(std::move(dp)), ref_(std::move(ref)), gpu_ref_(gpu_ref) {}
+      : p_(std::move(p)), dp_(std::move(dp)), ref_(std::move(ref)), gpu_ref_(gpu_ref) {
+    for (const auto& [name, r] : graded(p_, ref_))
+      stats_[name] = {rounding_floor(*r, bwd::bwd_grad_dtype(name, p_.fwd)), max_abs(*r)};
+  }
   const char* reference_kind() const override { return gpu_ref_ ? "gpu fp64" : "cpu fp64"; }
   Result<std::unique_ptr<LoadedConfig>> load(const std::string& config,
                                              const jit::CompiledProgram& program) override {
@@ -100,13 +115,14 @@ class BwdBench final : public ProblemBench {
     SSMTUNE_ASSIGN_OR_RETURN(bwd::BwdPlan plan, bwd::plan_bwd(p_, c));
     SSMTUNE_ASSIGN_OR_RETURN(bwd::BwdKernel k, bwd::BwdKernel::load(std::move(plan), program));
     return std::unique_ptr<LoadedConfig>(
-        new BwdLoaded(std::move(k), dp_, ref_, c.acc == bwd::BwdAcc::kF64));
+        new BwdLoaded(std::move(k), dp_, ref_, stats_, c.acc == bwd::BwdAcc::kF64));
   }
 
  private:
   BwdProblem p_;
   bwd::BwdDeviceProblem dp_;
   bwd::BwdHostGrads ref_;
+  RefStatsMap stats_;
   bool gpu_ref_;
 };
 

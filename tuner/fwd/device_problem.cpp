@@ -124,4 +124,15 @@ Result<std::vector<float>> FwdDeviceProblem::download_last_state() const {
   return v;
 }
 
+Status FwdDeviceProblem::download_outputs(std::vector<unsigned char>& out,
+                                          std::vector<unsigned char>& out_z,
+                                          std::vector<float>& last_state) const {
+  out.resize(out_.bytes());
+  SSMTUNE_RETURN_IF_ERROR(out_.download(out.data(), out.size()));
+  out_z.resize(out_z_.bytes());
+  SSMTUNE_RETURN_IF_ERROR(out_z_.download(out_z.data(), out_z.size()));
+  last_state.resize(last_.bytes() / sizeof(float));
+  return last_.download(last_state.data(), last_.bytes());
+}
+
 }  // namespace ssmtune

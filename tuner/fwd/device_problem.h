@@ -26,6 +26,10 @@ class FwdDeviceProblem {
   Result<std::vector<unsigned char>> download_out() const;
   Result<std::vector<unsigned char>> download_out_z() const;  // empty without z
   Result<std::vector<float>> download_last_state() const;     // empty unless asked
+  // The same into buffers kept between runs (resized, not cleared): a bench
+  // that scores many configs skips allocating and zeroing them each time.
+  Status download_outputs(std::vector<unsigned char>& out, std::vector<unsigned char>& out_z,
+                          std::vector<float>& last_state) const;
 
   size_t output_elements() const;
 

@@ -19,25 +19,33 @@ namespace {
 
 // A config's kernels launched on the bench's tensors with scratch sized
 // for its plan.
+// Host copies of the outputs, kept by the bench between configs.
+struct HostOutputBuffers {
+  std::vector<unsigned char> out, out_z;
+  std::vector<float> last;
+};
+
 class FwdLoaded final : public LoadedConfig {
  public:
   FwdLoaded(FwdKernel kernel, const FwdProblem& p, const FwdDeviceProblem& dp,
-            const FwdHostOutputs& ref, bool fp64)
+            const FwdHostOutputs& ref, const FwdRefSummary& summary, HostOutputBuffers& host,
+            bool fp64)
       : kernel_(std::move(kernel)),
         p_(p),
         dp_(dp),
         ref_(ref),
+        summary_(summary),
+        host_(host),
         params_(make_params(p, dp.tensors())),
         fp64_(fp64) {}
   const std::vector<jit::KernelImage>& images() const override { return kernel_.images(); }
   Status poison(CUstream stream) override { return dp_.poison_outputs(stream); }
   Status launch(CUstream stream) override { return kernel_.launch(params_, stream, scratch_); }
   Result<std::vector<OutputScore>> score() override {
-    SSMTUNE_ASSIGN_OR_RETURN(auto out, dp_.download_out());
-    SSMTUNE_ASSIGN_OR_RETURN(auto out_z, dp_.download_out_z());
-    SSMTUNE_ASSIGN_OR_RETURN(auto last, dp_.download_last_state());
-    return score_fwd_run(p_, fp64_, ref_, out.data(), p_.has_z ? out_z.data() : nullptr,
-                         p_.return_last_state ? last.data() : nullptr);
+    SSMTUNE_RETURN_IF_ERROR(dp_.download_outputs(host_.out, host_.out_z, host_.last));
+    return score_fwd_run(p_, fp64_, ref_, summary_, host_.out.data(),
+                         p_.has_z ? host_.out_z.data() : nullptr,
+                         p_.return_last_state ? host_.last.data() : nullptr);
   }
 
  private:
@@ -45,6 +53,8 @@ class FwdLoaded final : public LoadedConfig {
   const FwdProblem& p_;
   const FwdDeviceProblem& dp_;
   const FwdHostOutputs& ref_;
+  const FwdRefSummary& summary_;  // the bench's: floors and max |ref|, computed once
+  HostOutputBuffers& host_;       // the bench's
   ssmtune_kernels::SsmFwdParams params_;
   FwdScratch scratch_;
   bool fp64_;
@@ -60,12 +70,14 @@ class FwdBench final : public ProblemBench {
     SSMTUNE_ASSIGN_OR_RETURN(FwdPlan plan, plan_fwd(p_, c));
     SSMTUNE_ASSIGN_OR_RETURN(FwdKernel k, FwdKernel::load(std::move(plan), program));
     return std::unique_ptr<LoadedConfig>(
-        new FwdLoaded(std::move(k), p_, dp_, ref_, c.acc == AccType::kF64));
+        new FwdLoaded(std::move(k), p_, dp_, ref_, summary_, host_, c.acc == AccType::kF64));
   }
 
   FwdProblem p_;
   FwdDeviceProblem dp_;
   FwdHostOutputs ref_;
+  FwdRefSummary summary_;
+  HostOutputBuffers host_;
   bool gpu_ref_ = false;
 };
 
@@ -117,6 +129,12 @@ class FwdFamily final : public KernelFamily {
     if (!c) return c.status().message();
     return ssmtune::prune_by_resources(fwd(problem), *c, kernels, device);
   }
+  int resource_rank(const FamilyProblem& problem, const std::string& config,
+                    const std::vector<jit::KernelImage>& kernels,
+                    const jit::DeviceInfo& device) const override {
+    auto c = FwdConfig::from_key(config);
+    return c ? ssmtune::resource_rank(fwd(problem), *c, kernels, device) : 0;
+  }
   bool is_fp64_anchor(const std::string& config) const override {
     auto c = FwdConfig::from_key(config);
     return c && c->acc == AccType::kF64;
@@ -145,6 +163,7 @@ class FwdFamily final : public KernelFamily {
       SSMTUNE_ASSIGN_OR_RETURN(bench->ref_,
                                reference_fwd_gpu(compiler, device.arch(), bench->dp_, stream));
     }
+    bench->summary_ = summarize_reference(p, bench->ref_);
     return std::unique_ptr<ProblemBench>(std::move(bench));
   }
 

@@ -107,4 +107,23 @@ std::string prune_by_resources(const FwdProblem& p, const FwdConfig& c,
   return {};
 }
 
+int resource_rank(const FwdProblem& p, const FwdConfig& c,
+                  const std::vector<jit::KernelImage>& kernels, const jit::DeviceInfo& device,
+                  int few_warps_per_sm) {
+  int rank = 0;
+  for (const auto& k : kernels) {
+    const auto& r = k.resources;
+    if (r.spill_store_bytes + r.spill_load_bytes > 0) return 2;
+    const FwdAlgorithm* algo = find_fwd_algorithm(c.algo);
+    const int threads = algo != nullptr ? algo->block_threads(p, c, k.name_expression) : c.threads;
+    if (threads <= 0) continue;
+    int blocks = 64;
+    if (r.registers > 0) blocks = device.registers_per_sm / std::max(1, r.registers * threads);
+    if (r.shared_bytes > 0 && device.max_shared_per_sm > 0)
+      blocks = std::min<int>(blocks, static_cast<int>(device.max_shared_per_sm / r.shared_bytes));
+    if (blocks * threads / 32 < few_warps_per_sm) rank = 1;
+  }
+  return rank;
+}
+
 }  // namespace ssmtune

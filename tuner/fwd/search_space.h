@@ -39,4 +39,11 @@ std::string prune_by_resources(const FwdProblem& p, const FwdConfig& c,
                                const std::vector<jit::KernelImage>& kernels,
                                const jit::DeviceInfo& device, int min_warps_per_sm = 8);
 
+// The static cost model of a config fit to time (after prune_by_resources):
+// 0, or 1 when its kernels leave fewer than `few_warps_per_sm` resident
+// warps (registers or static shared memory), 2 when they spill at all.
+int resource_rank(const FwdProblem& p, const FwdConfig& c,
+                  const std::vector<jit::KernelImage>& kernels, const jit::DeviceInfo& device,
+                  int few_warps_per_sm = 16);
+
 }  // namespace ssmtune

@@ -96,6 +96,26 @@ TEST_CASE("resource reports prune spills and low occupancy", "[tuner]") {
   CHECK(prune_by_resources(FwdProblem{}, c, {k}, d, 16).find("occupancy") == 0);
 }
 
+TEST_CASE("the static cost model ranks spills and low occupancy after the rest", "[tuner]") {
+  auto d = h200_like();
+  d.max_shared_per_sm = 228 * 1024;
+  FwdConfig c;
+  c.threads = 128;
+  jit::KernelImage k;
+  k.name_expression = "ssmtune_kernels::ssm_fwd_sequential<...>";
+  k.resources.found = true;
+  k.resources.registers = 64;  // 8 blocks of 4 warps: 32 warps
+  CHECK(resource_rank(FwdProblem{}, c, {k}, d) == 0);
+  k.resources.registers = 200;  // 2 blocks: 8 warps, fewer than 16
+  CHECK(resource_rank(FwdProblem{}, c, {k}, d) == 1);
+  k.resources.registers = 64;
+  k.resources.shared_bytes = 100 * 1024;  // 2 blocks by static shared memory: 8 warps
+  CHECK(resource_rank(FwdProblem{}, c, {k}, d) == 1);
+  k.resources.shared_bytes = 0;
+  k.resources.spill_store_bytes = 4;  // tolerated by the pruning, last among the rest
+  CHECK(resource_rank(FwdProblem{}, c, {k}, d) == 2);
+}
+
 }  // namespace
 }  // namespace ssmtune
 
