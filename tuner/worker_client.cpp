@@ -14,9 +14,17 @@
 namespace ssmtune {
 
 Result<WorkerClient> WorkerClient::spawn(const std::vector<std::string>& argv) {
+  // Close-on-exec pipes: a worker spawned at the same time by another
+  // thread (tune --gpus) must not inherit this worker's pipe ends, or this
+  // worker's death would not close its output. dup2 onto 0 and 1 clears
+  // the flag for the child's own ends.
   int in[2], out[2];
-  if (pipe(in) != 0 || pipe(out) != 0)
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
     return Status::io_error(std::string("pipe: ") + std::strerror(errno));
+  // Built before fork: the child of a threaded process may not allocate.
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   const pid_t pid = fork();
   if (pid < 0) return Status::io_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
@@ -26,9 +34,6 @@ Result<WorkerClient> WorkerClient::spawn(const std::vector<std::string>& argv) {
     close(in[1]);
     close(out[0]);
     close(out[1]);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
     execv(args[0], args.data());
     _exit(127);
   }
