@@ -10,6 +10,7 @@
 #include <functional>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include "cache/db_path.h"
 #include "cache/db_stack.h"
@@ -116,8 +117,9 @@ Status keep_shard(const std::string& shard, std::vector<ParsedProblem>& problems
   for (const auto& p : problems) keys.push_back(p.problem->key());
   std::vector<ParsedProblem> kept;
   for (size_t i : shard_positions(keys, s)) kept.push_back(std::move(problems[i]));
+  const size_t distinct = std::set<std::string>(keys.begin(), keys.end()).size();
   std::fprintf(stderr, "shard %d/%d: %zu of %zu shapes%s\n", s.index, s.count, kept.size(),
-               problems.size(), kept.empty() ? ": nothing to tune" : "");
+               distinct, kept.empty() ? ": nothing to tune" : "");
   problems = std::move(kept);
   return Status::ok();
 }
