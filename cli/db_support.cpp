@@ -108,8 +108,8 @@ Result<std::string> local_db_path(const std::string& db_flag) {
   static bool said = false;
   if (paths.layered() && !said) {
     said = true;
-    std::cerr << "ssmtune: note: this command works on one file, the local database "
-              << paths.local << " of the list; shared layers are read by tune, explain and "
+    std::cerr << "ssmtune: note: this command works on one file, the local database " << paths.local
+              << " of the list; shared layers are read by tune, explain and "
               << "library calls (name one with --db to work on it)\n";
   }
   return paths.local;

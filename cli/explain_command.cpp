@@ -57,9 +57,9 @@ void run(const ExplainArgs& a) {
   Table t(columns);
   std::vector<nlohmann::json> row{p->problem->key(), dev->name, c->config, to_string(c->rule),
                                   c->reason};
-  const std::string from =
-      c->source_db.empty() ? "(none: built-in default)"
-                           : c->source_db + (c->source_shared ? " (shared)" : " (local)");
+  const std::string from = c->source_db.empty()
+                               ? "(none: built-in default)"
+                               : c->source_db + (c->source_shared ? " (shared)" : " (local)");
   if (layered) row.push_back(from);
   t.add_row(row);
   if (*fmt != Format::kTable) return t.print(std::cout, *fmt);

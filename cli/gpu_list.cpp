@@ -7,17 +7,19 @@ namespace ssmtune::cli {
 
 Result<std::vector<int>> parse_gpu_list(const std::string& text, int device_count) {
   if (device_count <= 0) return Status::no_driver("--gpus " + text + ": this machine has no GPU");
-  const std::string range = device_count == 1 ? "this machine has one GPU, ordinal 0"
-                                              : "this machine has " + std::to_string(device_count) +
-                                                    " GPUs, ordinals 0 to " +
-                                                    std::to_string(device_count - 1);
+  const std::string range = device_count == 1
+                                ? "this machine has one GPU, ordinal 0"
+                                : "this machine has " + std::to_string(device_count) +
+                                      " GPUs, ordinals 0 to " + std::to_string(device_count - 1);
   std::vector<int> out;
   if (text == "all") {
     for (int i = 0; i < device_count; ++i) out.push_back(i);
     return out;
   }
-  const std::string expect = "--gpus takes 'all' or a comma-separated list of GPU ordinals (e.g. "
-                             "0,2), got '" + text + "'";
+  const std::string expect =
+      "--gpus takes 'all' or a comma-separated list of GPU ordinals (e.g. "
+      "0,2), got '" +
+      text + "'";
   size_t start = 0;
   for (;;) {
     const size_t comma = std::min(text.find(',', start), text.size());

@@ -21,8 +21,10 @@ int decimal(const std::string& s) {
 }  // namespace
 
 Result<Shard> parse_shard(const std::string& text) {
-  const std::string expect = "--shard takes I/N (shard I of N, 0 <= I < N, decimal; e.g. 0/8 "
-                             "for the first of eight), got '" + text + "'";
+  const std::string expect =
+      "--shard takes I/N (shard I of N, 0 <= I < N, decimal; e.g. 0/8 "
+      "for the first of eight), got '" +
+      text + "'";
   const size_t slash = text.find('/');
   if (slash == std::string::npos) return Status::invalid_argument(expect);
   const int i = decimal(text.substr(0, slash)), n = decimal(text.substr(slash + 1));

@@ -125,18 +125,39 @@ Status keep_shard(const std::string& shard, std::vector<ParsedProblem>& problems
 }
 
 const std::vector<std::string> kColumns{
-    "problem", "configs",     "pruned",      "compiled", "compile_failed", "timed",
-    "faulted", "inaccurate",  "from_db",     "best",     "best_ms",        "best_rel_l2",
-    "wall_s",  "cut_short"};
+    "problem",    "configs", "pruned", "compiled", "compile_failed", "timed",  "faulted",
+    "inaccurate", "from_db", "best",   "best_ms",  "best_rel_l2",    "wall_s", "cut_short"};
 
 std::vector<nlohmann::json> summary_row(const TuneReport& r) {
   if (r.already_tuned)
-    return {r.problem_key, nlohmann::json(), nlohmann::json(), 0, 0, 0, 0, 0,
-            nlohmann::json(), r.best_config, r.best_ms, r.best_rel_l2, r.wall_s, false};
-  return {r.problem_key, r.configs, r.pruned, r.compiled, r.compile_failed, r.timed,
-          r.faulted, r.inaccurate, r.from_store, r.found ? r.best_config : "(none)",
+    return {r.problem_key,
+            nlohmann::json(),
+            nlohmann::json(),
+            0,
+            0,
+            0,
+            0,
+            0,
+            nlohmann::json(),
+            r.best_config,
+            r.best_ms,
+            r.best_rel_l2,
+            r.wall_s,
+            false};
+  return {r.problem_key,
+          r.configs,
+          r.pruned,
+          r.compiled,
+          r.compile_failed,
+          r.timed,
+          r.faulted,
+          r.inaccurate,
+          r.from_store,
+          r.found ? r.best_config : "(none)",
           r.found ? nlohmann::json(r.best_ms) : nlohmann::json(),
-          r.found ? nlohmann::json(r.best_rel_l2) : nlohmann::json(), r.wall_s, r.cut_short};
+          r.found ? nlohmann::json(r.best_rel_l2) : nlohmann::json(),
+          r.wall_s,
+          r.cut_short};
 }
 
 // --gpus: the shapes spread over the GPUs; a row per shape with its GPU.

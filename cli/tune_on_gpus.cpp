@@ -29,8 +29,8 @@ Result<std::shared_ptr<GpuTuner>> open_gpu_tuner(const std::string& db_list,
   SSMTUNE_ASSIGN_OR_RETURN(auto cubins, cache::SqliteCubinCache::open(db_list));
   SSMTUNE_ASSIGN_OR_RETURN(jit::TemplateSources sources, jit::TemplateSources::load_default());
   auto t = std::make_shared<GpuTuner>(GpuTuner{std::move(db), std::move(cubins), nullptr});
-  t->compiler = std::make_unique<jit::Compiler>(std::move(sources), t->cubins.get(),
-                                                compile_threads);
+  t->compiler =
+      std::make_unique<jit::Compiler>(std::move(sources), t->cubins.get(), compile_threads);
   return t;
 }
 
@@ -42,7 +42,8 @@ GpuTuneResult tune_on_gpus(const GpuTuneJob& job, const std::vector<int>& gpus) 
   out.reports.resize(problems.size());
   // The GPUs compile at once: share the cores.
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned threads = std::max(1u, cores / static_cast<unsigned>(std::max<size_t>(1, gpus.size())));
+  const unsigned threads =
+      std::max(1u, cores / static_cast<unsigned>(std::max<size_t>(1, gpus.size())));
   auto make_runner = [&](int gpu) -> Result<GpuTaskRunner> {
     SSMTUNE_ASSIGN_OR_RETURN(auto tuner, open_gpu_tuner(job.db_list, threads));
     return GpuTaskRunner([&, tuner, gpu](size_t i) -> Status {

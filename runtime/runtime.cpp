@@ -170,9 +170,7 @@ struct Runtime::Impl {
 
   Impl(jit::Context c, jit::DeviceInfo d) : context(std::move(c)), device(std::move(d)) {}
 
-  std::vector<cache::DbLayer> layers() {
-    return db ? db->layers() : std::vector<cache::DbLayer>();
-  }
+  std::vector<cache::DbLayer> layers() { return db ? db->layers() : std::vector<cache::DbLayer>(); }
 
   Result<ConfigChoice> choose(const FwdProblem& p) {
     if (forced) return forced_choice<ConfigChoice>(*forced);

@@ -54,8 +54,7 @@ std::string ms_text(double ms) {
 
 Result<FamilyChoice> choose_family_config(const std::vector<cache::DbLayer>& layers,
                                           const KernelFamily& family, const FamilyProblem& p,
-                                          const jit::DeviceInfo& device,
-                                          const Versions& versions) {
+                                          const jit::DeviceInfo& device, const Versions& versions) {
   std::string note;
   // With several layers, a reason names the database its entry came from.
   auto from = [&layers](const cache::DbLayer& l) {

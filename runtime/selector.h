@@ -75,8 +75,7 @@ Result<FamilyChoice> choose_family_config(cache::TuningDb* db, const KernelFamil
                                           const jit::DeviceInfo& device, const Versions& versions);
 // The same over a stack of databases, local first (empty: the default).
 Result<FamilyChoice> choose_family_config(const std::vector<cache::DbLayer>& layers,
-                                          const KernelFamily& family,
-                                          const FamilyProblem& problem,
+                                          const KernelFamily& family, const FamilyProblem& problem,
                                           const jit::DeviceInfo& device, const Versions& versions);
 
 // Log-space distance over the four sizes (groups must match for nearest).

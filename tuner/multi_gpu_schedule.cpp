@@ -71,8 +71,8 @@ ScheduleReport run_on_gpus(const std::vector<int>& gpus, size_t task_count,
   for (auto& t : threads) t.join();
   for (auto& t : report.tasks)
     if (!t.ran)
-      t.status = Status::internal(
-          "not run: every GPU stopped after a failure (see the failures above)");
+      t.status =
+          Status::internal("not run: every GPU stopped after a failure (see the failures above)");
   return report;
 }
 

@@ -73,8 +73,8 @@ TEST_CASE("a database stack reads best entries local first, then each shared lay
   {
     auto db = TuningDb::open(local, OpenMode::kReadWrite);
     REQUIRE(db.is_ok());
-    REQUIRE(db->set_best(sample_best(gpu, problem_key(1), config_key(6), 1700000000, "old"))
-                .is_ok());
+    REQUIRE(
+        db->set_best(sample_best(gpu, problem_key(1), config_key(6), 1700000000, "old")).is_ok());
   }
   auto current = stack->best(gpu, problem_key(1), v);
   REQUIRE(current.is_ok());
@@ -83,8 +83,8 @@ TEST_CASE("a database stack reads best entries local first, then each shared lay
   CHECK_FALSE((*current)->stale);
 
   // Writes go to the local database only.
-  REQUIRE(stack->add_measurement(sample_measurement(gpu, problem_key(7), config_key(0), 0.2))
-              .is_ok());
+  REQUIRE(
+      stack->add_measurement(sample_measurement(gpu, problem_key(7), config_key(0), 0.2)).is_ok());
   REQUIRE(stack->set_best(sample_best(gpu, problem_key(7), config_key(0))).is_ok());
   MeasurementFilter f;
   f.problem_key = problem_key(7);
@@ -147,7 +147,10 @@ jit::CompiledProgram program(const std::string& key) {
   jit::CompiledProgram p;
   p.key = key;
   p.arch = "sm_90";
-  p.cubin = std::string("\x7f" "ELF cubin of ") + key;
+  p.cubin = std::string(
+                "\x7f"
+                "ELF cubin of ") +
+            key;
   p.log = "";
   return p;
 }

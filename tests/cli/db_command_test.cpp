@@ -456,8 +456,8 @@ TEST_CASE("db merge folds a tuning database file into another: shards, local int
                 .is_ok());
   }
   const std::string local_bytes = testing::read_file(local);
-  auto merged = run_command(kBin + " db merge " + local + " --db " + shared + " --format json",
-                            false);
+  auto merged =
+      run_command(kBin + " db merge " + local + " --db " + shared + " --format json", false);
   REQUIRE(merged.exit_code == 0);
   auto r = parse(merged.out);
   CHECK(r[0]["measurements_added"] == 7);

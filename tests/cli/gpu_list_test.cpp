@@ -7,8 +7,7 @@
 namespace ssmtune::cli {
 namespace {
 
-TEST_CASE("--gpus takes all or a list of distinct ordinals below the device count",
-          "[cli][gpus]") {
+TEST_CASE("--gpus takes all or a list of distinct ordinals below the device count", "[cli][gpus]") {
   auto all = parse_gpu_list("all", 4);
   REQUIRE(all.is_ok());
   CHECK(*all == std::vector<int>{0, 1, 2, 3});
@@ -33,8 +32,8 @@ TEST_CASE("--gpus takes all or a list of distinct ordinals below the device coun
   REQUIRE_FALSE(beyond_one.is_ok());
   CHECK(beyond_one.status().message().find("one GPU, ordinal 0") != std::string::npos);
 
-  for (const char* bad : {"", ",", "0,", ",1", "0,,1", "-1", "x", "0x1", "1.0", "ALL", " 0",
-                          "0 ,1", "1234567"}) {
+  for (const char* bad :
+       {"", ",", "0,", ",1", "0,,1", "-1", "x", "0x1", "1.0", "ALL", " 0", "0 ,1", "1234567"}) {
     INFO(bad);
     auto r = parse_gpu_list(bad, 8);
     REQUIRE_FALSE(r.is_ok());

@@ -55,8 +55,8 @@ TEST_CASE("every key lands in exactly one shard, whatever the list's order", "[c
   INFO("seed " << seed);
   std::mt19937 rng(seed);
   std::vector<std::string> keys;
-  for (int i = 0; i < 61; ++i) keys.push_back("fwd:b" + std::to_string(rng() % 40) + ".d" +
-                                              std::to_string(rng() % 7));
+  for (int i = 0; i < 61; ++i)
+    keys.push_back("fwd:b" + std::to_string(rng() % 40) + ".d" + std::to_string(rng() % 7));
   const std::set<std::string> distinct(keys.begin(), keys.end());
   for (int n : {1, 2, 3, 7, 8, 64}) {
     INFO("N = " << n);

@@ -60,13 +60,12 @@ TEST_CASE("tune --shard keeps every N-th distinct shape before it needs a GPU", 
     CHECK(r.out.find(" of 5 shapes", at) != std::string::npos);
   }
   CHECK(kept == 5);
-  auto empty = run_command(kBin + " tune --shapes " + shapes + " --shard 7/8 --db " +
-                           dir.file("t.db"));
+  auto empty =
+      run_command(kBin + " tune --shapes " + shapes + " --shard 7/8 --db " + dir.file("t.db"));
   CHECK(empty.out.find("shard 7/8: 0 of 5 shapes: nothing to tune") != std::string::npos);
 }
 
-TEST_CASE("tune --gpus cannot be combined with --gpu, and a bad list is refused",
-          "[cli][gpus]") {
+TEST_CASE("tune --gpus cannot be combined with --gpu, and a bad list is refused", "[cli][gpus]") {
   testing::TempDir dir;
   auto both = run_command(kBin + " tune --gpus all --gpu 0 --db " + dir.file("t.db"));
   CHECK(both.exit_code == 2);

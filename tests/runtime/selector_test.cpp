@@ -299,7 +299,8 @@ cache::TuningDb open_seeded(const std::string& path) {
   return std::move(*db);
 }
 
-TEST_CASE("over layered databases each rule looks in every layer, local first", "[runtime][layers]") {
+TEST_CASE("over layered databases each rule looks in every layer, local first",
+          "[runtime][layers]") {
   testing::TempDir dir;
   const std::string local_path = dir.file("local.db"), shared_path = dir.file("shared.db");
   const FwdProblem mid = shape(8, 1536, 2048, 16), longer = shape(8, 1536, 4096, 16);

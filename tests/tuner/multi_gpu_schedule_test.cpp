@@ -57,8 +57,7 @@ TEST_CASE("every task runs exactly once, spread over the GPUs", "[tuner][gpus]")
   CHECK(per_gpu[5] < per_gpu[0] + per_gpu[2]);
 }
 
-TEST_CASE("a failing GPU's task is reported and the other GPUs finish the queue",
-          "[tuner][gpus]") {
+TEST_CASE("a failing GPU's task is reported and the other GPUs finish the queue", "[tuner][gpus]") {
   std::atomic<int> ran_on_1{0};
   auto make = [&](int gpu) -> Result<GpuTaskRunner> {
     return GpuTaskRunner([&, gpu](size_t) {
