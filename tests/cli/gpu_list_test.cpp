@@ -7,7 +7,8 @@
 namespace ssmtune::cli {
 namespace {
 
-TEST_CASE("--gpus takes all or a list of distinct ordinals below the device count", "[cli][gpus]") {
+TEST_CASE("the GPU list of --gpus is all or a list of distinct ordinals below the device count",
+          "[cli][gpus]") {
   auto all = parse_gpu_list("all", 4);
   REQUIRE(all.is_ok());
   CHECK(*all == std::vector<int>{0, 1, 2, 3});

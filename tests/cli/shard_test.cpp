@@ -11,7 +11,7 @@
 namespace ssmtune::cli {
 namespace {
 
-TEST_CASE("--shard parses I/N and refuses anything else", "[cli][shard]") {
+TEST_CASE("a shard is I/N and refuses anything else", "[cli][shard]") {
   auto s = parse_shard("3/8");
   REQUIRE(s.is_ok());
   CHECK(s->index == 3);
