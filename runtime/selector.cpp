@@ -34,12 +34,11 @@ namespace {
 // The other GPUs of this device's class in the database, by UUID.
 Result<std::vector<std::string>> identical_gpus(cache::TuningDb& db,
                                                 const jit::DeviceInfo& device) {
-  const std::string mine = device_class(device_record(device));
+  const DeviceRecord mine = device_record(device);
   SSMTUNE_ASSIGN_OR_RETURN(auto devices, db.devices());
   std::vector<std::string> out;
   for (const auto& d : devices)
-    if (d.device.uuid != device.uuid && device_class(d.device) == mine)
-      out.push_back(d.device.uuid);
+    if (d.device.uuid != device.uuid && same_class(d.device, mine)) out.push_back(d.device.uuid);
   std::sort(out.begin(), out.end());
   return out;
 }

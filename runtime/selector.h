@@ -1,7 +1,8 @@
 // Which config a library call runs, for any kernel family (the forward's
 // and the backward's typed): the tuning database's exact entry for this
 // device and problem; else the exact entry of an identical GPU (same
-// device class: name, compute capability, SM count; e.g. the database was
+// device class: name, compute capability, SM count, memory where both rows
+// know it (tuner/records.h same_class); e.g. the database was
 // tuned on another H200 and copied here); else the nearest tuned problem
 // on this device or an identical one with the same dtypes and flags
 // (distance in log space over batch, dim, seqlen, dstate; this device's

@@ -238,6 +238,37 @@ TEST_CASE("device classes: name, compute capability and SM count", "[runtime]") 
   CHECK(device_class(device_record(other_class())) != device_class(device_record(device())));
 }
 
+TEST_CASE("device classes: memory in whole GiB when both know it", "[runtime]") {
+  jit::DeviceInfo h200 = device(), h200_twin = twin(), smaller = twin();
+  h200.total_memory = size_t{150754820096};                             // 140.4 GiB
+  h200_twin.total_memory = size_t{150754820096} - (size_t{200} << 20);  // ECC reserve: still 140
+  smaller.total_memory = size_t{85899345920};                           // 80 GiB
+  CHECK(device_class(device_record(h200)) == "test GPU sm_90 132 SMs 140 GiB");
+  CHECK(memory_gib(device_record(h200_twin)) == 140);
+  CHECK(same_class(device_record(h200), device_record(h200_twin)));
+  CHECK_FALSE(same_class(device_record(h200), device_record(smaller)));
+  // A row migrated from schema 3 (memory unknown) keeps serving its class.
+  CHECK(same_class(device_record(h200), device_record(twin())));
+  CHECK(same_class(device_record(twin()), device_record(smaller)));
+  CHECK_FALSE(same_class(device_record(h200), device_record(other_class())));
+
+  testing::TempDir dir;
+  auto db = cache::TuningDb::open(dir.file("t.db"), cache::OpenMode::kReadWrite);
+  REQUIRE(db.is_ok());
+  REQUIRE(db->upsert_device(device_record(smaller)).is_ok());
+  const FwdProblem mid = shape(8, 1536, 2048, 16);
+  seed_best_keys(*db, mid.key(), default_config(mid, ScanAlgo::kSequential).key(), 0.7,
+                 "templates-now", smaller.uuid);
+  // The 80 GiB GPU's entry does not serve the 141 GB one...
+  auto c = choose_config(&*db, h200, kNow, mid);
+  REQUIRE(c.is_ok());
+  CHECK(c->rule == SelectRule::kDefault);
+  // ... but does serve a GPU whose memory is not known.
+  auto unknown = choose_config(&*db, device(), kNow, mid);
+  REQUIRE(unknown.is_ok());
+  CHECK(unknown->rule == SelectRule::kExactClass);
+}
+
 TEST_CASE("an identical GPU's entries serve this one; another class's never", "[runtime]") {
   testing::TempDir dir;
   auto db = cache::TuningDb::open(dir.file("t.db"), cache::OpenMode::kReadWrite);
