@@ -85,7 +85,8 @@ json device_json(const DeviceRecord& d) {
           {"cc_minor", d.cc_minor},
           {"sm_count", d.sm_count},
           {"driver_version", d.driver_version},
-          {"nvrtc_version", d.nvrtc_version}};
+          {"nvrtc_version", d.nvrtc_version},
+          {"total_memory", d.total_memory}};
 }
 
 Result<DeviceRecord> parse_device(const json& j, const std::string& where) {
@@ -98,6 +99,7 @@ Result<DeviceRecord> parse_device(const json& j, const std::string& where) {
   d.sm_count = r.int32("sm_count");
   d.driver_version = r.int32("driver_version");
   d.nvrtc_version = r.text("nvrtc_version");
+  d.total_memory = r.integer("total_memory");  // optional: absent before schema 4 (unknown)
   if (!r.status().is_ok()) return r.status();
   SSMTUNE_RETURN_IF_ERROR(check_device_record(d, where));
   return d;

@@ -139,6 +139,7 @@ Status check_device_record(const DeviceRecord& d, const std::string& where) {
   SSMTUNE_RETURN_IF_ERROR(count(d.cc_major, 99, where, "cc_major"));
   SSMTUNE_RETURN_IF_ERROR(count(d.cc_minor, 99, where, "cc_minor"));
   SSMTUNE_RETURN_IF_ERROR(count(d.sm_count, 1 << 20, where, "sm_count"));
+  SSMTUNE_RETURN_IF_ERROR(count(d.total_memory, int64_t{1} << 50, where, "total_memory"));
   return count(d.driver_version, 1 << 30, where, "driver_version");
 }
 

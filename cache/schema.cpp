@@ -11,7 +11,8 @@
 namespace ssmtune::cache {
 namespace {
 
-// The tables every schema version since 2 has in this form. REAL columns
+// The tables every schema version since 2 has in this form (devices with
+// total_memory since 4). REAL columns
 // are nullable: NULL stands for NaN (sqlite has none), e.g. the error of a
 // config that never ran.
 constexpr char kCreateCommon[] = R"sql(
@@ -23,7 +24,8 @@ CREATE TABLE devices (
   cc_minor INTEGER NOT NULL,
   sm_count INTEGER NOT NULL,
   driver_version INTEGER NOT NULL,
-  nvrtc_version TEXT NOT NULL
+  nvrtc_version TEXT NOT NULL,
+  total_memory INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE cubins (
   key TEXT PRIMARY KEY,
@@ -229,11 +231,17 @@ DROP TABLE configs_v2;
   return Status::ok();
 }
 
+// Version 3 did not know a device's memory: its rows keep 0 (unknown),
+// which matches any memory in the device class.
+Status migrate_3_to_4(Connection& c) {
+  return c.exec("ALTER TABLE devices ADD COLUMN total_memory INTEGER NOT NULL DEFAULT 0");
+}
+
 struct Migration {
   int from;  // migrates from this version to from + 1
   Status (*run)(Connection&);
 };
-constexpr Migration kMigrations[] = {{1, migrate_1_to_2}, {2, migrate_2_to_3}};
+constexpr Migration kMigrations[] = {{1, migrate_1_to_2}, {2, migrate_2_to_3}, {3, migrate_3_to_4}};
 static_assert(sizeof(kMigrations) / sizeof(kMigrations[0]) == kSchemaVersion - 1,
               "every older schema version needs a migration");
 

@@ -19,7 +19,9 @@ namespace ssmtune::cache {
 //      measurement columns those of visit_fields (tuner/records.h); an error
 //      per named output in measurement_errors; best.family. A field added
 //      to visit_fields or visit_fields_of_error changes the schema too.
-inline constexpr int kSchemaVersion = 3;
+//   4: devices.total_memory (bytes; 0 for rows migrated from 3: unknown),
+//      part of the device class (tuner/records.h same_class)
+inline constexpr int kSchemaVersion = 4;
 
 // The schema version of the database on `c`: 0 when it has no tables at all
 // (a new or empty file). Refuses, without writing anything, a file that is

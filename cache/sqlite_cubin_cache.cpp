@@ -1,11 +1,15 @@
 // Cubin cache over the tuning database's cubins table.
 #include "cache/sqlite_cubin_cache.h"
 
+#include "cache/db_stack.h"
+
 namespace ssmtune::cache {
 
 Result<std::unique_ptr<SqliteCubinCache>> SqliteCubinCache::open(const std::string& path) {
-  SSMTUNE_ASSIGN_OR_RETURN(TuningDb db, TuningDb::open(path, OpenMode::kReadWrite));
-  return std::make_unique<SqliteCubinCache>(std::move(db));
+  SSMTUNE_ASSIGN_OR_RETURN(DbPathList paths, split_db_paths(path));
+  SSMTUNE_ASSIGN_OR_RETURN(TuningDb db, TuningDb::open(paths.local, OpenMode::kReadWrite));
+  SSMTUNE_ASSIGN_OR_RETURN(std::vector<TuningDb> shared, DbStack::open_shared(paths));
+  return std::make_unique<SqliteCubinCache>(std::move(db), std::move(shared));
 }
 
 void SqliteCubinCache::record(const Status& s) {
@@ -18,6 +22,10 @@ std::optional<jit::CompiledProgram> SqliteCubinCache::get(const std::string& key
   std::lock_guard<std::mutex> lock(mu_);
   auto found = db_.get_cubin(key);
   record(found.status());
+  for (size_t i = 0; i < shared_.size() && (!found || !found->has_value()); ++i) {
+    found = shared_[i].get_cubin(key);
+    record(found.status());
+  }
   if (!found || !found->has_value()) {
     ++misses_;
     return std::nullopt;

@@ -46,10 +46,12 @@ BestEntry read_best(const Statement& st, const Versions& current) {
   return b;
 }
 
+// Columns uuid, name, cc_major, cc_minor, sm_count, driver_version,
+// nvrtc_version, total_memory from `first`.
 DeviceRecord read_device(const Statement& st, int first) {
-  return {st.column_text(first),    st.column_text(first + 1), st.column_int(first + 2),
-          st.column_int(first + 3), st.column_int(first + 4),  st.column_int(first + 5),
-          st.column_text(first + 6)};
+  return {st.column_text(first),     st.column_text(first + 1), st.column_int(first + 2),
+          st.column_int(first + 3),  st.column_int(first + 4),  st.column_int(first + 5),
+          st.column_text(first + 6), st.column_int(first + 7)};
 }
 
 // The family of a record with problem key `key` (qualified), checked
@@ -188,10 +190,12 @@ Status TuningDb::write_device(const DeviceRecord& d) {
   SSMTUNE_ASSIGN_OR_RETURN(
       Statement st,
       c_.prepare("INSERT INTO devices (uuid, name, cc_major, cc_minor, sm_count, driver_version, "
-                 "nvrtc_version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (uuid) DO UPDATE "
-                 "SET name = excluded.name, cc_major = excluded.cc_major, cc_minor = "
-                 "excluded.cc_minor, sm_count = excluded.sm_count, driver_version = "
-                 "excluded.driver_version, nvrtc_version = excluded.nvrtc_version"));
+                 "nvrtc_version, total_memory) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON "
+                 "CONFLICT (uuid) DO UPDATE SET name = excluded.name, cc_major = "
+                 "excluded.cc_major, cc_minor = excluded.cc_minor, sm_count = excluded.sm_count, "
+                 "driver_version = excluded.driver_version, nvrtc_version = "
+                 "excluded.nvrtc_version, total_memory = CASE WHEN excluded.total_memory > 0 "
+                 "THEN excluded.total_memory ELSE devices.total_memory END"));
   SSMTUNE_RETURN_IF_ERROR(st.bind(1, d.uuid));
   SSMTUNE_RETURN_IF_ERROR(st.bind(2, d.name));
   SSMTUNE_RETURN_IF_ERROR(st.bind(3, d.cc_major));
@@ -199,6 +203,7 @@ Status TuningDb::write_device(const DeviceRecord& d) {
   SSMTUNE_RETURN_IF_ERROR(st.bind(5, d.sm_count));
   SSMTUNE_RETURN_IF_ERROR(st.bind(6, d.driver_version));
   SSMTUNE_RETURN_IF_ERROR(st.bind(7, d.nvrtc_version));
+  SSMTUNE_RETURN_IF_ERROR(st.bind(8, d.total_memory));
   return st.run();
 }
 
@@ -210,8 +215,9 @@ Status TuningDb::upsert_device(const DeviceRecord& d) {
 
 Result<std::optional<DeviceRecord>> TuningDb::device(const std::string& uuid) {
   SSMTUNE_ASSIGN_OR_RETURN(
-      Statement st, c_.prepare("SELECT uuid, name, cc_major, cc_minor, sm_count, "
-                               "driver_version, nvrtc_version FROM devices WHERE uuid = ?1"));
+      Statement st,
+      c_.prepare("SELECT uuid, name, cc_major, cc_minor, sm_count, driver_version, nvrtc_version, "
+                 "total_memory FROM devices WHERE uuid = ?1"));
   SSMTUNE_RETURN_IF_ERROR(st.bind(1, uuid));
   SSMTUNE_ASSIGN_OR_RETURN(bool row, st.step());
   if (!row) return std::optional<DeviceRecord>();
@@ -222,7 +228,8 @@ Result<std::vector<DeviceSummary>> TuningDb::devices() {
   SSMTUNE_ASSIGN_OR_RETURN(
       Statement st,
       c_.prepare("SELECT d.uuid, d.name, d.cc_major, d.cc_minor, d.sm_count, d.driver_version, "
-                 "d.nvrtc_version, count(m.id), count(DISTINCT m.problem_key) FROM devices d "
+                 "d.nvrtc_version, d.total_memory, count(m.id), count(DISTINCT m.problem_key) "
+                 "FROM devices d "
                  "LEFT JOIN measurements m ON m.device_uuid = d.uuid GROUP BY d.uuid "
                  "ORDER BY d.name, d.uuid"));
   std::vector<DeviceSummary> out;
@@ -231,8 +238,8 @@ Result<std::vector<DeviceSummary>> TuningDb::devices() {
     if (!row) break;
     DeviceSummary s;
     s.device = read_device(st, 0);
-    s.measurements = st.column_int(7);
-    s.problems = st.column_int(8);
+    s.measurements = st.column_int(8);
+    s.problems = st.column_int(9);
     out.push_back(std::move(s));
   }
   return out;

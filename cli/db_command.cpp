@@ -358,7 +358,9 @@ void add_db_migrate(CLI::App& db) {
   cmd->callback([a, cmd] {
     const char* name = "db migrate";
     if (!no_extra_arguments(cmd, name)) return;
-    const std::string path = cache::resolve_db_path(a->db);
+    auto local = local_db_path(a->db);
+    if (!report(name, local.status())) return;
+    const std::string path = *local;
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
       report(name, Status::not_found("no tuning database at " + path));

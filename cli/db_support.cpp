@@ -23,7 +23,8 @@ void add_db_options(CLI::App* sub, DbOptions& o, const char* format) {
   o.format = format;
   sub->add_option("--db", o.db,
                   "tuning database file (default: $SSMTUNE_DB, else "
-                  "$XDG_CACHE_HOME/ssmtune/tuning.db or ~/.cache/ssmtune/tuning.db)");
+                  "$XDG_CACHE_HOME/ssmtune/tuning.db or ~/.cache/ssmtune/tuning.db); of a list "
+                  "LOCAL:SHARED... the local one");
   sub->add_option("--format", o.format, "table, json or csv")->capture_default_str();
 }
 
@@ -102,8 +103,20 @@ std::string describe(const Versions& v) {
   return s;
 }
 
+Result<std::string> local_db_path(const std::string& db_flag) {
+  SSMTUNE_ASSIGN_OR_RETURN(const cache::DbPathList paths, cache::resolve_db_paths(db_flag));
+  static bool said = false;
+  if (paths.layered() && !said) {
+    said = true;
+    std::cerr << "ssmtune: note: this command works on one file, the local database " << paths.local
+              << " of the list; shared layers are read by tune, explain and "
+              << "library calls (name one with --db to work on it)\n";
+  }
+  return paths.local;
+}
+
 Result<cache::TuningDb> open_for_read(const std::string& db_flag) {
-  const std::string path = cache::resolve_db_path(db_flag);
+  SSMTUNE_ASSIGN_OR_RETURN(const std::string path, local_db_path(db_flag));
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     return Status::not_found("no tuning database at " + db_path_or_hint(path));
@@ -137,7 +150,7 @@ Result<cache::TuningDb> open_writable(const std::string& path) {
 }  // namespace
 
 Result<cache::TuningDb> open_existing_for_write(const std::string& db_flag) {
-  const std::string path = cache::resolve_db_path(db_flag);
+  SSMTUNE_ASSIGN_OR_RETURN(const std::string path, local_db_path(db_flag));
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     return Status::not_found("no tuning database at " + db_path_or_hint(path));
@@ -147,7 +160,7 @@ Result<cache::TuningDb> open_existing_for_write(const std::string& db_flag) {
 }
 
 Result<cache::TuningDb> open_for_write(const std::string& db_flag) {
-  const std::string path = cache::resolve_db_path(db_flag);
+  SSMTUNE_ASSIGN_OR_RETURN(const std::string path, local_db_path(db_flag));
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     return Status::invalid_argument(path + " is a directory, not a tuning database file");

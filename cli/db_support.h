@@ -35,6 +35,11 @@ Result<Versions> current_versions(const VersionOptions& v);
 // "driver 13.0, NVRTC 13.0, templates 0123abcd" (fields not compared left out).
 std::string describe(const Versions& v);
 
+// The database a db command works on: --db (or $SSMTUNE_DB, or the
+// default), and of a list LOCAL:SHARED... the local one (a note on stderr
+// says so once). Errors: a malformed list.
+Result<std::string> local_db_path(const std::string& db_flag);
+
 // The database for a read command, opened read-only (also in a read-only
 // directory): a missing file is an error (nothing is created); an older
 // schema is refused with a pointer to `ssmtune db migrate` (reads never

@@ -1,6 +1,10 @@
 // `ssmtune db export | import | merge`: moving tuning results between
-// machines as JSON. import lets the file's best entries win; merge keeps
-// whichever is newer. Both add only measurements not already present.
+// machines as JSON, or straight from another tuning database file (a
+// shard's, a machine's local one folded into a shared one). import lets
+// the file's best entries win; merge keeps whichever is newer. Both add
+// only measurements not already present.
+#include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "cache/json_text.h"
@@ -57,17 +61,39 @@ struct ImportArgs {
   std::string file;
 };
 
-Result<nlohmann::json> read_json(const std::string& path) {
-  SSMTUNE_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
-  return cache::parse_json_text(text, path);
+// An export, or another tuning database (sqlite's header), read-only and
+// exported in memory.
+bool is_sqlite_file(const std::string& path) {
+  static constexpr char kHeader[] = "SQLite format 3";  // with its NUL: 16 bytes
+  char head[sizeof kHeader] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(head, sizeof head);
+  return in.gcount() == sizeof head && std::memcmp(head, kHeader, sizeof head) == 0;
+}
+
+Result<nlohmann::json> read_source(const std::string& path) {
+  if (!is_sqlite_file(path)) {
+    SSMTUNE_ASSIGN_OR_RETURN(std::string text, read_input_file(path));
+    return cache::parse_json_text(text, path);
+  }
+  auto source = cache::TuningDb::open(path, cache::OpenMode::kReadOnly);
+  if (!source) return source.status().with_context("reading the tuning database " + path);
+  return source->export_json();
 }
 
 void run_import(const ImportArgs& a, bool merge) {
   const char* name = merge ? "db merge" : "db import";
   auto fmt = parse_format(a.db.format);
   if (!report(name, fmt.status())) return;
-  auto j = read_json(a.file);
+  auto j = read_source(a.file);
   if (!report_input(name, j.status())) return;
+  auto target = local_db_path(a.db.db);
+  if (!report(name, target.status())) return;
+  if (same_file(a.file, *target)) {
+    report(name, Status::invalid_argument("cannot " + std::string(merge ? "merge" : "import") +
+                                          " " + a.file + " into itself"));
+    return;
+  }
   auto tdb = open_for_write(a.db.db);
   if (!report(name, tdb.status())) return;
   auto r = tdb->import_json(
@@ -112,7 +138,10 @@ void add_db_import(CLI::App& db, bool merge) {
                                 "Import an export into the database (created if missing): on a "
                                 "conflict the file's best entry wins");
   auto a = std::make_shared<ImportArgs>();
-  cmd->add_option("file", a->file, "JSON file written by 'ssmtune db export'")->required();
+  cmd->add_option("file", a->file,
+                  "JSON file written by 'ssmtune db export', or another tuning database file "
+                  "(read-only; e.g. a tune shard's or a machine's local database)")
+      ->required();
   add_db_options(cmd, a->db);
   cmd->callback([a, cmd, merge] {
     if (no_extra_arguments(cmd, merge ? "db merge" : "db import")) run_import(*a, merge);

@@ -92,7 +92,9 @@ void run(const ReportArgs& a) {
   in.generated = iso_time(static_cast<int64_t>(std::time(nullptr)));
   const std::string html = report::render_html(in);
   // Never over the database it was made from; a failure leaves no half file.
-  if (!report(name, write_output_file(a.output, html, cache::resolve_db_path(a.db.db)))) return;
+  auto local = local_db_path(a.db.db);
+  if (!report(name, local.status())) return;
+  if (!report(name, write_output_file(a.output, html, *local))) return;
   size_t plots = 0;
   for (size_t i = html.find("<svg"); i != std::string::npos; i = html.find("<svg", i + 4)) ++plots;
   std::cerr << "wrote " << a.output << ": " << plots << " plots, " << model.devices.size()

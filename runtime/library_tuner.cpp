@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cache/db_stack.h"
 #include "cache/sqlite_cubin_cache.h"
 #include "cache/tuning_db.h"
 #include "jit/compiler.h"
@@ -39,10 +40,13 @@ Status LibraryTuner::open() {
   }
   // Its own connections: a session writes for minutes while the runtime's
   // connection keeps answering selections.
-  SSMTUNE_ASSIGN_OR_RETURN(cache::TuningDb db,
-                           cache::TuningDb::open(o_.db_path, cache::OpenMode::kReadWrite));
+  // A list: writes go to the local database, the already-tuned check and
+  // the cubins read the shared layers too.
+  SSMTUNE_ASSIGN_OR_RETURN(const cache::DbPathList paths, cache::split_db_paths(o_.db_path));
+  SSMTUNE_ASSIGN_OR_RETURN(cache::DbStack db,
+                           cache::DbStack::open(paths, cache::OpenMode::kReadWrite));
   SSMTUNE_ASSIGN_OR_RETURN(auto cubins, cache::SqliteCubinCache::open(o_.db_path));
-  db_ = std::make_unique<cache::TuningDb>(std::move(db));
+  db_ = std::make_unique<cache::DbStack>(std::move(db));
   cubins_ = std::move(cubins);
   // Every hardware thread: a session compiles its space while it measures.
   compiler_ = std::make_unique<jit::Compiler>(sources_, cubins_.get());

@@ -22,7 +22,7 @@
 namespace ssmtune {
 
 namespace cache {
-class TuningDb;
+class DbStack;
 }
 
 // Wall seconds per untuned shape (compiling included) from $SSMTUNE_TUNE_ON_FIRST_USE:
@@ -30,7 +30,7 @@ class TuningDb;
 Result<double> tune_budget_from_env();
 
 struct LibraryTunerOptions {
-  std::string db_path;             // the tuning database (required)
+  std::string db_path;             // the tuning database or list (required)
   int gpu = 0;                     // the device ordinal workers run on
   std::string worker_exe;          // empty: find_worker_exe() at the first session
   double config_timeout_s = 60;    // one config may take this long in its worker
@@ -75,7 +75,7 @@ class LibraryTuner {
   LibraryTunerOptions o_;
   jit::TemplateSources sources_;
   std::mutex mu_;
-  std::unique_ptr<cache::TuningDb> db_;
+  std::unique_ptr<cache::DbStack> db_;
   std::unique_ptr<jit::CubinCache> cubins_;
   std::unique_ptr<jit::Compiler> compiler_;
   std::set<std::string> first_use_asked_;

@@ -11,6 +11,7 @@
 #include <shared_mutex>
 
 #include "cache/db_path.h"
+#include "cache/db_stack.h"
 #include "cache/sqlite_cubin_cache.h"
 #include "cache/tuning_db.h"
 #include "jit/compiler.h"
@@ -146,7 +147,7 @@ Status check_scratch_alignment(const void* scratch) {
 struct Runtime::Impl {
   jit::Context context;
   jit::DeviceInfo device;
-  std::unique_ptr<cache::TuningDb> db;  // selection; guarded by db_mu
+  std::unique_ptr<cache::DbStack> db;  // selection (local, then shared layers); guarded by db_mu
   std::unique_ptr<jit::CubinCache> cubins;
   std::unique_ptr<jit::Compiler> compiler;
   Versions versions;
@@ -169,15 +170,17 @@ struct Runtime::Impl {
 
   Impl(jit::Context c, jit::DeviceInfo d) : context(std::move(c)), device(std::move(d)) {}
 
+  std::vector<cache::DbLayer> layers() { return db ? db->layers() : std::vector<cache::DbLayer>(); }
+
   Result<ConfigChoice> choose(const FwdProblem& p) {
     if (forced) return forced_choice<ConfigChoice>(*forced);
     std::lock_guard<std::mutex> lock(db_mu);
-    return choose_config(db.get(), device, versions, p);
+    return choose_config(layers(), device, versions, p);
   }
   Result<BwdChoice> choose(const bwd::BwdProblem& p) {
     if (forced_bwd) return forced_choice<BwdChoice>(*forced_bwd);
     std::lock_guard<std::mutex> lock(db_mu);
-    return choose_bwd_config(db.get(), device, versions, p);
+    return choose_bwd_config(layers(), device, versions, p);
   }
   bool is_forced(const FwdProblem&) const { return forced.has_value(); }
   bool is_forced(const bwd::BwdProblem&) const { return forced_bwd.has_value(); }
@@ -282,8 +285,13 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
     impl->forced_bwd = forced->bwd;
   }
   if (o.use_db) {
-    const std::string path = cache::resolve_db_path(o.db_path);
-    impl->db_path = path;
+    // A list: the local database, then read-only shared layers (which must exist).
+    const std::string list = cache::resolve_db_path(o.db_path);
+    SSMTUNE_ASSIGN_OR_RETURN(const cache::DbPathList paths, cache::split_db_paths(list));
+    const std::string& path = paths.local;
+    impl->db_path = list;
+    SSMTUNE_ASSIGN_OR_RETURN(std::vector<cache::TuningDb> shared,
+                             cache::DbStack::open_shared(paths));
     auto db = cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
     std::error_code ec;
     if (!db && db.status().code() == Code::kIoError && std::filesystem::exists(path, ec)) {
@@ -291,15 +299,15 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
       // directory): read it, keep compiled cubins in memory, never tune.
       SSMTUNE_ASSIGN_OR_RETURN(cache::TuningDb ro,
                                cache::TuningDb::open(path, cache::OpenMode::kReadOnly));
-      impl->db = std::make_unique<cache::TuningDb>(std::move(ro));
+      impl->db = std::make_unique<cache::DbStack>(std::move(ro), std::move(shared));
       impl->cubins = std::make_unique<jit::MemoryCubinCache>();
     } else {
       if (!db) return db.status();
-      impl->db = std::make_unique<cache::TuningDb>(std::move(*db));
-      SSMTUNE_ASSIGN_OR_RETURN(auto cubins, cache::SqliteCubinCache::open(path));
+      impl->db = std::make_unique<cache::DbStack>(std::move(*db), std::move(shared));
+      SSMTUNE_ASSIGN_OR_RETURN(auto cubins, cache::SqliteCubinCache::open(list));
       impl->cubins = std::move(cubins);
       LibraryTunerOptions to;
-      to.db_path = path;
+      to.db_path = list;
       to.gpu = o.device;
       impl->tuner = std::make_unique<LibraryTuner>(std::move(to), sources);
     }

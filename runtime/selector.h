@@ -1,7 +1,8 @@
 // Which config a library call runs, for any kernel family (the forward's
 // and the backward's typed): the tuning database's exact entry for this
 // device and problem; else the exact entry of an identical GPU (same
-// device class: name, compute capability, SM count; e.g. the database was
+// device class: name, compute capability, SM count, memory where both rows
+// know it (tuner/records.h same_class); e.g. the database was
 // tuned on another H200 and copied here); else the nearest tuned problem
 // on this device or an identical one with the same dtypes and flags
 // (distance in log space over batch, dim, seqlen, dstate; this device's
@@ -9,11 +10,17 @@
 // built-in heuristic default. Entries of another class (an H100's for an
 // H200) are never used, nor stale ones (other driver, NVRTC or
 // templates). The choice says which rule picked it, from which GPU, and why.
+// Over a stack of databases (cache/db_stack.h: local, then read-only shared
+// layers) each rule is tried in every layer, local first, before the next
+// rule: a local exact entry beats a shared one, a shared exact entry beats
+// a local nearest one; the choice names the layer its entry came from.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "cache/db_stack.h"
 #include "cache/tuning_db.h"
 #include "jit/device.h"
 #include "tuner/bwd/config.h"
@@ -40,6 +47,8 @@ struct TypedChoice {
   double source_ms = 0;        // its measured median
   std::string source_device;   // the entry's GPU (UUID), when not this one
   double distance = 0;         // nearest: log-space distance to the source problem
+  std::string source_db;       // the database (path) the entry came from; empty: default
+  bool source_shared = false;  // that database is a shared (read-only) layer
   std::string reason;          // one human-readable line
 };
 using ConfigChoice = TypedChoice<FwdConfig>;  // the forward's
@@ -53,7 +62,9 @@ struct FamilyChoice {
   double source_ms = 0;
   std::string source_device;  // the entry's GPU (UUID), when not this one
   double distance = 0;
-  std::string reason;
+  std::string source_db;       // the database (path) the entry came from; empty: default
+  bool source_shared = false;  // that database is a shared (read-only) layer
+  std::string reason;          // with several layers it ends "[from the shared database P]"
 };
 
 // Exact (this GPU, then an identical one), nearest (same problem class,
@@ -63,16 +74,26 @@ struct FamilyChoice {
 Result<FamilyChoice> choose_family_config(cache::TuningDb* db, const KernelFamily& family,
                                           const FamilyProblem& problem,
                                           const jit::DeviceInfo& device, const Versions& versions);
+// The same over a stack of databases, local first (empty: the default).
+Result<FamilyChoice> choose_family_config(const std::vector<cache::DbLayer>& layers,
+                                          const KernelFamily& family, const FamilyProblem& problem,
+                                          const jit::DeviceInfo& device, const Versions& versions);
 
 // Log-space distance over the four sizes (groups must match for nearest).
 double problem_distance(const FwdProblem& a, const FwdProblem& b);
 
-// The forward's choice, typed.
+// The forward's choice, typed (over one database or a stack).
 Result<ConfigChoice> choose_config(cache::TuningDb* db, const jit::DeviceInfo& device,
                                    const Versions& versions, const FwdProblem& p);
+Result<ConfigChoice> choose_config(const std::vector<cache::DbLayer>& layers,
+                                   const jit::DeviceInfo& device, const Versions& versions,
+                                   const FwdProblem& p);
 // The backward's ("bwd:" entries), typed.
 Result<BwdChoice> choose_bwd_config(cache::TuningDb* db, const jit::DeviceInfo& device,
                                     const Versions& versions, const bwd::BwdProblem& p);
+Result<BwdChoice> choose_bwd_config(const std::vector<cache::DbLayer>& layers,
+                                    const jit::DeviceInfo& device, const Versions& versions,
+                                    const bwd::BwdProblem& p);
 
 // $SSMTUNE_FORCE_CONFIG: comma-separated config keys, at most one per
 // family, each forcing every problem of its family to run it.

@@ -32,12 +32,28 @@ Result<MeasureStatus> parse_measure_status(const std::string& s) {
 }
 
 DeviceRecord device_record(const jit::DeviceInfo& d) {
-  return {d.uuid, d.name, d.cc_major, d.cc_minor, d.sm_count, d.driver_version, d.nvrtc_version};
+  return {d.uuid,     d.name,           d.cc_major,      d.cc_minor,
+          d.sm_count, d.driver_version, d.nvrtc_version, static_cast<int64_t>(d.total_memory)};
+}
+
+int64_t memory_gib(const DeviceRecord& d) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  return d.total_memory > 0 ? (d.total_memory + kGiB / 2) / kGiB : 0;
 }
 
 std::string device_class(const DeviceRecord& d) {
-  return d.name + " sm_" + std::to_string(d.cc_major) + std::to_string(d.cc_minor) + " " +
-         std::to_string(d.sm_count) + " SMs";
+  std::string c = d.name + " sm_" + std::to_string(d.cc_major) + std::to_string(d.cc_minor) + " " +
+                  std::to_string(d.sm_count) + " SMs";
+  if (memory_gib(d) > 0) c += " " + std::to_string(memory_gib(d)) + " GiB";
+  return c;
+}
+
+bool same_class(const DeviceRecord& a, const DeviceRecord& b) {
+  if (a.name != b.name || a.cc_major != b.cc_major || a.cc_minor != b.cc_minor ||
+      a.sm_count != b.sm_count)
+    return false;
+  const int64_t ma = memory_gib(a), mb = memory_gib(b);
+  return ma == 0 || mb == 0 || ma == mb;
 }
 
 namespace {

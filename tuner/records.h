@@ -40,13 +40,22 @@ struct DeviceRecord {
   int64_t sm_count = 0;
   int64_t driver_version = 0;  // e.g. 13000
   std::string nvrtc_version;   // e.g. "13.0"
+  int64_t total_memory = 0;    // bytes; 0: unknown (a row from before schema 4)
 };
 DeviceRecord device_record(const jit::DeviceInfo& d);
 // The device's class: the GPU model as far as tuning can tell (name,
-// compute capability, SM count), e.g. "NVIDIA H200 sm_90 132 SMs". GPUs of
-// one class share tuned entries; driver and NVRTC versions stay each
-// entry's own staleness, the UUID its provenance.
+// compute capability, SM count, memory in whole GiB when known), e.g.
+// "NVIDIA H200 sm_90 132 SMs 140 GiB". GPUs of one class share tuned
+// entries; driver and NVRTC versions stay each entry's own staleness, the
+// UUID its provenance.
 std::string device_class(const DeviceRecord& d);
+// Memory in whole GiB, rounded (what the class compares: ECC and driver
+// reservations move the byte count a little); 0 when unknown.
+int64_t memory_gib(const DeviceRecord& d);
+// Same class: name, compute capability and SM count equal, and the memory
+// (in whole GiB) equal unless either is unknown, so rows migrated from
+// before schema 4 keep serving their class.
+bool same_class(const DeviceRecord& a, const DeviceRecord& b);
 
 // The error of one named output ("out", "out_z", "last_state", "du", ...)
 // against the fp64 reference.

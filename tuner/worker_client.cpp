@@ -14,14 +14,18 @@
 namespace ssmtune {
 
 Result<WorkerClient> WorkerClient::spawn(const std::vector<std::string>& argv) {
+  // Close-on-exec pipes: a worker spawned at the same time by another
+  // thread (tune --gpus) must not inherit this worker's pipe ends, or this
+  // worker's death would not close its output. dup2 onto 0 and 1 clears
+  // the flag for the child's own ends.
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0)
+    return Status::io_error(std::string("pipe: ") + std::strerror(errno));
   // Built before fork: the child of a process whose other threads compile
   // meanwhile calls only what is safe there (dup2, close, execv, _exit).
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  int in[2], out[2];
-  if (pipe(in) != 0 || pipe(out) != 0)
-    return Status::io_error(std::string("pipe: ") + std::strerror(errno));
   const pid_t pid = fork();
   if (pid < 0) return Status::io_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {

@@ -26,7 +26,8 @@ struct TuneReport;
 struct TuneEvent;
 
 struct RuntimeOptions {
-  std::string db_path;  // empty: $SSMTUNE_DB or the user cache directory
+  std::string db_path;  // empty: $SSMTUNE_DB or the user cache directory; a list
+                        // "LOCAL:SHARED..." reads shared layers after the local one
   bool use_db = true;   // false: heuristic defaults only, nothing read or written
   int device = 0;
   // Tune on first use: seconds of measuring spent, once per process, on a

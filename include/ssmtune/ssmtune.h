@@ -56,7 +56,9 @@ typedef struct {
 typedef struct ssmtune_runtime ssmtune_runtime;
 
 /* db_path: the tuning database; NULL for the default ($SSMTUNE_DB, then the
- * user cache directory), "" for none (heuristic defaults only). Tune on first
+ * user cache directory), "" for none (heuristic defaults only). A list
+ * "LOCAL:SHARED..." layers read-only shared databases (which must exist) under
+ * the writable local one: lookups read local first, writes go local. Tune on first
  * use follows $SSMTUNE_TUNE_ON_FIRST_USE (seconds, or "off"; see runtime.h). */
 ssmtune_status ssmtune_runtime_create(const char* db_path, int device, ssmtune_runtime** out);
 void ssmtune_runtime_destroy(ssmtune_runtime* rt);

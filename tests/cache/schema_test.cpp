@@ -274,7 +274,7 @@ std::string schema_shape(Connection& c) {
   return out;
 }
 
-TEST_CASE("a version 2 database migrates to version 3 keeping every row and value",
+TEST_CASE("a version 2 database migrates to the current version keeping every row and value",
           "[cache][migration]") {
   TempDir dir;
   const std::string path = dir.file("v2.db");
@@ -352,7 +352,7 @@ TEST_CASE("a version 2 database migrates to version 3 keeping every row and valu
     INFO(db.status().to_string());
     REQUIRE(db.is_ok());
     CHECK(db->check_integrity().is_ok());
-    CHECK(*TuningDb::schema_version_of(path) == 3);
+    CHECK(*TuningDb::schema_version_of(path) == kSchemaVersion);
 
     // Devices and cubins as they were.
     auto ds = db->devices();
@@ -504,6 +504,76 @@ TEST_CASE("a version 2 database that is in use by a newer writer is migrated onc
   REQUIRE(ensure_schema(a, path).is_ok());
   REQUIRE(ensure_schema(b, path).is_ok());
   CHECK(*read_schema_version(b, path) == kSchemaVersion);
+}
+
+TEST_CASE("a version 3 database migrates to 4: devices keep their rows, memory unknown",
+          "[cache][migration]") {
+  TempDir dir;
+  const std::string path = dir.file("v3.db");
+  const DeviceRecord d0 = testing::sample_device(0);
+  {
+    auto db = TuningDb::open(path, OpenMode::kReadWrite);
+    REQUIRE(db.is_ok());
+    REQUIRE(db->upsert_device(d0).is_ok());
+    REQUIRE(db->add_measurement(testing::sample_measurement(d0.uuid, testing::problem_key(0),
+                                                            testing::config_key(0), 0.3))
+                .is_ok());
+    REQUIRE(
+        db->set_best(testing::sample_best(d0.uuid, testing::problem_key(0), testing::config_key(0)))
+            .is_ok());
+  }
+  {  // Back to version 3 as it shipped: devices without total_memory.
+    auto c = Connection::open(path, SQLITE_OPEN_READWRITE);
+    REQUIRE(c.is_ok());
+    REQUIRE(c->exec("ALTER TABLE devices DROP COLUMN total_memory; UPDATE meta SET value = '3' "
+                    "WHERE key = 'schema_version'")
+                .is_ok());
+  }
+  REQUIRE(*TuningDb::schema_version_of(path) == 3);
+  // Read-only: refused as older, not migrated.
+  auto ro = TuningDb::open(path, OpenMode::kReadOnly);
+  REQUIRE_FALSE(ro.is_ok());
+  CHECK(ro.status().code() == Code::kUnsupported);
+  REQUIRE(*TuningDb::schema_version_of(path) == 3);
+
+  auto db = TuningDb::open(path, OpenMode::kReadWrite);
+  INFO(db.status().to_string());
+  REQUIRE(db.is_ok());
+  CHECK(*TuningDb::schema_version_of(path) == 4);
+  CHECK(db->check_integrity().is_ok());
+  auto dev = db->device(d0.uuid);
+  REQUIRE(dev.is_ok());
+  REQUIRE(dev->has_value());
+  CHECK((*dev)->name == d0.name);
+  CHECK((*dev)->sm_count == d0.sm_count);
+  CHECK((*dev)->total_memory == 0);
+  auto best = db->best(d0.uuid, testing::problem_key(0), testing::sample_versions());
+  REQUIRE(best.is_ok());
+  REQUIRE(best->has_value());
+  CHECK((*best)->config_key == testing::config_key(0));
+  auto ms = db->measurements();
+  REQUIRE(ms.is_ok());
+  CHECK(ms->size() == 1);
+
+  // The memory is learnt when the device is seen again, and an unknown
+  // (0, e.g. from an old export) never overwrites a known one.
+  DeviceRecord seen = d0;
+  seen.total_memory = int64_t{150754820096};
+  REQUIRE(db->upsert_device(seen).is_ok());
+  REQUIRE(db->upsert_device(d0).is_ok());
+  auto again = db->device(d0.uuid);
+  REQUIRE(again.is_ok());
+  CHECK((*again)->total_memory == seen.total_memory);
+  // And it survives export and import.
+  auto j = db->export_json();
+  REQUIRE(j.is_ok());
+  CHECK((*j)["devices"][0]["total_memory"] == seen.total_memory);
+  auto other = TuningDb::open(dir.file("other.db"), OpenMode::kReadWrite);
+  REQUIRE(other.is_ok());
+  REQUIRE(other->import_json(*j, MergePolicy::kIncomingWins).is_ok());
+  auto imported = other->device(d0.uuid);
+  REQUIRE(imported.is_ok());
+  CHECK((*imported)->total_memory == seen.total_memory);
 }
 
 }  // namespace

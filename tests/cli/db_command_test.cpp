@@ -1,9 +1,13 @@
 // `ssmtune db` as a user runs it, against databases seeded through the C++
 // API: help, outputs in each format, explain, export/import, and errors.
+#include <sqlite3.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cache/db_fixtures.h"
+#include "cache/sqlite.h"
 #include "cache/tuning_db.h"
 #include "support/run_command.h"
 
@@ -435,6 +439,80 @@ TEST_CASE("ssmtune db finds the database through SSMTUNE_DB", "[cli]") {
                               " db list problems --format json --db " + db,
                           false);
   CHECK(flag.exit_code == 0);
+}
+
+TEST_CASE("db merge folds a tuning database file into another: shards, local into shared",
+          "[cli][layers]") {
+  testing::TempDir dir;
+  const std::string local = dir.file("local.db"), shared = dir.file("shared.db");
+  seed(local);
+  // The shared database has one best entry of its own, and is older.
+  {
+    auto db = cache::TuningDb::open(shared, cache::OpenMode::kReadWrite);
+    REQUIRE(db.is_ok());
+    REQUIRE(db->upsert_device(testing::sample_device(0)).is_ok());
+    REQUIRE(db->set_best(testing::sample_best(testing::sample_device(0).uuid,
+                                              testing::problem_key(5), testing::config_key(2)))
+                .is_ok());
+  }
+  const std::string local_bytes = testing::read_file(local);
+  auto merged =
+      run_command(kBin + " db merge " + local + " --db " + shared + " --format json", false);
+  REQUIRE(merged.exit_code == 0);
+  auto r = parse(merged.out);
+  CHECK(r[0]["measurements_added"] == 7);
+  CHECK(r[0]["best_added"] == 2);
+  CHECK(testing::read_file(local) == local_bytes);  // the source is only read
+  auto shared_db = cache::TuningDb::open(shared, cache::OpenMode::kReadOnly);
+  REQUIRE(shared_db.is_ok());
+  auto best = shared_db->list_best(testing::sample_versions());
+  REQUIRE(best.is_ok());
+  CHECK(best->size() == 3);
+  // Again: nothing new.
+  auto again = parse(
+      run_command(kBin + " db merge " + local + " --db " + shared + " --format json", false).out);
+  CHECK(again[0]["measurements_skipped"] == 7);
+  CHECK(again[0]["measurements_added"] == 0);
+
+  // Into itself: refused, nothing changes.
+  auto self = run_command(kBin + " db merge " + shared + " --db " + shared);
+  CHECK(self.exit_code == 2);
+  CHECK(self.out.find("into itself") != std::string::npos);
+
+  // A list as --db: merged into its local (first) database, said so.
+  const std::string third = dir.file("third.db");
+  auto listed = run_command(kBin + " db merge " + local + " --db " + third + ":" + shared);
+  CHECK(listed.exit_code == 0);
+  CHECK(listed.out.find("the local database " + third) != std::string::npos);
+  CHECK(std::filesystem::exists(third));
+
+  // A shard database of an older schema is refused as input, unchanged.
+  const std::string old = dir.file("old.db");
+  {
+    auto c = cache::Connection::open(old, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    REQUIRE(c.is_ok());
+    REQUIRE(c->exec(testing::kSchemaV1).is_ok());
+  }
+  const std::string old_bytes = testing::read_file(old);
+  auto refused = run_command(kBin + " db merge " + old + " --db " + shared);
+  CHECK(refused.exit_code == 3);
+  CHECK(refused.out.find(old) != std::string::npos);
+  CHECK(testing::read_file(old) == old_bytes);
+}
+
+TEST_CASE("db commands given a database list work on its local database", "[cli][layers]") {
+  testing::TempDir dir;
+  const std::string a = dir.file("a.db"), b = dir.file("b.db");
+  seed(a);
+  auto list = run_command(kBin + " db list --db " + a + ":" + b + " --format json");
+  INFO(list.out);
+  CHECK(list.exit_code == 0);
+  CHECK(list.out.find("note: this command works on one file, the local database " + a) !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(b));
+  auto bad = run_command(kBin + " db list --db " + a + ":");
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.out.find("empty path") != std::string::npos);
 }
 
 }  // namespace

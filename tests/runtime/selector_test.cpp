@@ -238,6 +238,37 @@ TEST_CASE("device classes: name, compute capability and SM count", "[runtime]") 
   CHECK(device_class(device_record(other_class())) != device_class(device_record(device())));
 }
 
+TEST_CASE("device classes: memory in whole GiB when both know it", "[runtime]") {
+  jit::DeviceInfo h200 = device(), h200_twin = twin(), smaller = twin();
+  h200.total_memory = size_t{150754820096};                             // 140.4 GiB
+  h200_twin.total_memory = size_t{150754820096} - (size_t{200} << 20);  // ECC reserve: still 140
+  smaller.total_memory = size_t{85899345920};                           // 80 GiB
+  CHECK(device_class(device_record(h200)) == "test GPU sm_90 132 SMs 140 GiB");
+  CHECK(memory_gib(device_record(h200_twin)) == 140);
+  CHECK(same_class(device_record(h200), device_record(h200_twin)));
+  CHECK_FALSE(same_class(device_record(h200), device_record(smaller)));
+  // A row migrated from schema 3 (memory unknown) keeps serving its class.
+  CHECK(same_class(device_record(h200), device_record(twin())));
+  CHECK(same_class(device_record(twin()), device_record(smaller)));
+  CHECK_FALSE(same_class(device_record(h200), device_record(other_class())));
+
+  testing::TempDir dir;
+  auto db = cache::TuningDb::open(dir.file("t.db"), cache::OpenMode::kReadWrite);
+  REQUIRE(db.is_ok());
+  REQUIRE(db->upsert_device(device_record(smaller)).is_ok());
+  const FwdProblem mid = shape(8, 1536, 2048, 16);
+  seed_best_keys(*db, mid.key(), default_config(mid, ScanAlgo::kSequential).key(), 0.7,
+                 "templates-now", smaller.uuid);
+  // The 80 GiB GPU's entry does not serve the 141 GB one...
+  auto c = choose_config(&*db, h200, kNow, mid);
+  REQUIRE(c.is_ok());
+  CHECK(c->rule == SelectRule::kDefault);
+  // ... but does serve a GPU whose memory is not known.
+  auto unknown = choose_config(&*db, device(), kNow, mid);
+  REQUIRE(unknown.is_ok());
+  CHECK(unknown->rule == SelectRule::kExactClass);
+}
+
 TEST_CASE("an identical GPU's entries serve this one; another class's never", "[runtime]") {
   testing::TempDir dir;
   auto db = cache::TuningDb::open(dir.file("t.db"), cache::OpenMode::kReadWrite);
@@ -288,6 +319,107 @@ TEST_CASE("an identical GPU's entries serve this one; another class's never", "[
   REQUIRE(theirs.is_ok());
   CHECK(theirs->rule != SelectRule::kExact);
   CHECK(theirs->rule != SelectRule::kExactClass);
+}
+
+// A database at `path` holding this GPU, its twin and the other class.
+cache::TuningDb open_seeded(const std::string& path) {
+  auto db = cache::TuningDb::open(path, cache::OpenMode::kReadWrite);
+  REQUIRE(db.is_ok());
+  for (const auto& d : {device(), twin(), other_class()})
+    REQUIRE(db->upsert_device(device_record(d)).is_ok());
+  return std::move(*db);
+}
+
+TEST_CASE("over layered databases each rule looks in every layer, local first",
+          "[runtime][layers]") {
+  testing::TempDir dir;
+  const std::string local_path = dir.file("local.db"), shared_path = dir.file("shared.db");
+  const FwdProblem mid = shape(8, 1536, 2048, 16), longer = shape(8, 1536, 4096, 16);
+  FwdConfig warp = default_config(mid, ScanAlgo::kWarpScan);
+  warp.d_step = 8;
+  warp.threads = 256;
+  const FwdConfig seq = default_config(mid, ScanAlgo::kSequential);
+  {
+    cache::TuningDb local = open_seeded(local_path);
+    cache::TuningDb shared = open_seeded(shared_path);
+    // Local: this GPU tuned `mid` (seq). Shared: this GPU tuned `mid` (warp)
+    // and `longer` (warp); the twin tuned a bf16 problem.
+    seed_best(local, mid, seq, 0.80);
+    seed_best(shared, mid, warp, 0.73);
+    seed_best(shared, longer, warp, 1.40);
+  }
+  auto paths = cache::split_db_paths(local_path + ":" + shared_path);
+  REQUIRE(paths.is_ok());
+  auto stack = cache::DbStack::open(*paths, cache::OpenMode::kReadWrite);
+  REQUIRE(stack.is_ok());
+  const auto layers = stack->layers();
+
+  // A local exact entry beats the shared one.
+  auto exact = choose_config(layers, device(), kNow, mid);
+  REQUIRE(exact.is_ok());
+  CHECK(exact->rule == SelectRule::kExact);
+  CHECK(exact->config == seq);
+  CHECK(exact->source_db == local_path);
+  CHECK_FALSE(exact->source_shared);
+  CHECK(exact->reason.find("[from the local database " + local_path + "]") != std::string::npos);
+
+  // A shared exact entry beats a local nearest one (mid is one doubling away).
+  auto shared_exact = choose_config(layers, device(), kNow, longer);
+  REQUIRE(shared_exact.is_ok());
+  CHECK(shared_exact->rule == SelectRule::kExact);
+  CHECK(shared_exact->config == warp);
+  CHECK(shared_exact->source_db == shared_path);
+  CHECK(shared_exact->source_shared);
+  CHECK(shared_exact->reason.find("[from the shared database " + shared_path + "]") !=
+        std::string::npos);
+
+  // Nearest across layers: the closest entry of any layer (here the
+  // shared `longer` for 8192, one doubling from it, two from mid).
+  auto nearest = choose_config(layers, device(), kNow, shape(8, 1536, 8192, 16));
+  REQUIRE(nearest.is_ok());
+  CHECK(nearest->rule == SelectRule::kNearest);
+  CHECK(nearest->source_problem == longer.key());
+  CHECK(nearest->source_db == shared_path);
+  // A tie goes to the local layer: 1024 is one doubling from mid (local)
+  // and nothing else is closer.
+  auto tie = choose_config(layers, device(), kNow, shape(8, 1536, 1024, 16));
+  REQUIRE(tie.is_ok());
+  CHECK(tie->rule == SelectRule::kNearest);
+  CHECK(tie->source_db == local_path);
+
+  // A shared exact-class entry (the twin's) beats a local nearest one.
+  const FwdProblem wide = shape(8, 3072, 2048, 16);
+  {
+    auto shared = cache::TuningDb::open(shared_path, cache::OpenMode::kReadWrite);
+    REQUIRE(shared.is_ok());
+    seed_best_keys(*shared, wide.key(), warp.key(), 1.2, "templates-now", twin().uuid);
+  }
+  auto cls = choose_config(layers, device(), kNow, wide);
+  REQUIRE(cls.is_ok());
+  CHECK(cls->rule == SelectRule::kExactClass);
+  CHECK(cls->source_device == twin().uuid);
+  CHECK(cls->source_db == shared_path);
+
+  // Nothing anywhere: the default, from no database.
+  auto none = choose_config(layers, device(), kNow, shape(8, 256, 1024, 4, DType::kBF16));
+  REQUIRE(none.is_ok());
+  CHECK(none->rule == SelectRule::kDefault);
+  CHECK(none->source_db.empty());
+}
+
+TEST_CASE("one database names no layer: reasons read as before", "[runtime][layers]") {
+  testing::TempDir dir;
+  cache::TuningDb db = open_seeded(dir.file("t.db"));
+  const FwdProblem mid = shape(8, 1536, 2048, 16);
+  seed_best(db, mid, default_config(mid, ScanAlgo::kSequential), 0.5);
+  auto one = choose_config(&db, device(), kNow, mid);
+  REQUIRE(one.is_ok());
+  CHECK(one->rule == SelectRule::kExact);
+  CHECK(one->source_db == dir.file("t.db"));
+  CHECK(one->reason.find("[from") == std::string::npos);
+  auto stack_of_one = choose_config(std::vector<cache::DbLayer>{{&db, false}}, device(), kNow, mid);
+  REQUIRE(stack_of_one.is_ok());
+  CHECK(stack_of_one->reason == one->reason);
 }
 
 }  // namespace
