@@ -130,9 +130,10 @@ Status keep_shard(const std::string& shard, std::vector<ParsedProblem>& problems
   return Status::ok();
 }
 
-const std::vector<std::string> kColumns{
-    "problem", "configs", "pruned", "compiled", "not_reached", "compile_failed", "timed", "faulted",
-    "inaccurate", "from_db", "best", "best_ms", "best_rel_l2", "wall_s", "cut_short"};
+const std::vector<std::string> kColumns{"problem",     "configs",        "pruned",   "compiled",
+                                        "not_reached", "compile_failed", "timed",    "faulted",
+                                        "inaccurate",  "from_db",        "best",     "best_ms",
+                                        "best_rel_l2", "wall_s",         "cut_short"};
 // The column of the selected config (a failed or skipped shape's note).
 constexpr size_t kBestColumn = 10;
 
