@@ -99,5 +99,40 @@ TEST_CASE("backward plans reject illegal configs and problems", "[bwd]") {
   CHECK(!plan_bwd(p, BwdConfig{}).is_ok());
 }
 
+TEST_CASE("the default backward's scratch is a fraction of one state tensor (docs/memory.md)",
+          "[bwd]") {
+  // Per (batch, channel, step), bytes: checkpoints dstate * 4 / chunk, the
+  // variable dB and dC partials 2 * dstate * 4 / d_step; against the
+  // (batch, dim, seqlen, dstate) fp32 tensor the backward never makes.
+  struct Want {
+    int64_t dstate;
+    double per_step_bytes;  // at most, per (batch, channel, step)
+    double of_state;        // at most, a fraction of dstate * 4 bytes per step
+  };
+  for (const Want w :
+       {Want{4, 4.5, 0.29}, Want{16, 8.5, 0.14}, Want{64, 81, 0.32}, Want{256, 770, 0.76}}) {
+    BwdProblem p;
+    p.fwd = testing::shape(8, 1536, 2048, w.dstate, DType::kBF16);
+    p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
+    const BwdConfig c = default_config(p, BwdAcc::kF32, 227 * 1024).config;
+    auto plan = plan_bwd(p, c, 227 * 1024);
+    REQUIRE(plan.is_ok());
+    const double steps = 8.0 * 1536 * 2048;
+    const double per_step = static_cast<double>(plan->scratch.bytes) / steps;
+    INFO("dstate " << w.dstate << " " << c.key() << ": " << plan->scratch.bytes << " bytes, "
+                   << per_step << " per step");
+    CHECK(per_step <= w.per_step_bytes);
+    CHECK(per_step <= w.of_state * 4.0 * w.dstate);
+    // The two terms that scale with the sequence, as the layout states them.
+    const double ckpt = 8.0 * (plan->n_chunks - 1) * w.dstate * 1536 * 4;
+    const double partials = 2.0 * 8 * plan->tiles_per_group * w.dstate * 2048 * 4;
+    CHECK(plan->scratch.bytes >= ckpt + partials);
+    // The rest is per (batch, segment, channel, state): multipass carries
+    // (5 AccT) and the dA, dD and ddelta_bias partials.
+    CHECK(plan->scratch.bytes <=
+          ckpt + partials + 8.0 * 8 * c.segments * 1536 * w.dstate * 4 + 4096);
+  }
+}
+
 }  // namespace
 }  // namespace ssmtune::bwd
