@@ -67,4 +67,15 @@ Result<std::optional<BestEntry>> DbStack::best(const std::string& device_uuid,
   return first_stale;
 }
 
+Result<std::vector<std::string>> DbStack::class_peers(const DeviceRecord& self) {
+  std::vector<std::string> out;
+  for (const DbLayer& layer : layers()) {
+    SSMTUNE_ASSIGN_OR_RETURN(auto peers, layer.db->class_peers(self));
+    out.insert(out.end(), peers.begin(), peers.end());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 }  // namespace ssmtune::cache

@@ -57,6 +57,8 @@ class DbStack final : public TuningStore {
   Result<std::optional<BestEntry>> best(const std::string& device_uuid,
                                         const std::string& problem_key,
                                         const Versions& current) override;
+  // Every layer's peers of `self`'s class, once each, sorted.
+  Result<std::vector<std::string>> class_peers(const DeviceRecord& self) override;
 
  private:
   Result<TuningDb*> writable();

@@ -224,6 +224,15 @@ Result<std::optional<DeviceRecord>> TuningDb::device(const std::string& uuid) {
   return std::optional<DeviceRecord>(read_device(st, 0));
 }
 
+Result<std::vector<std::string>> TuningDb::class_peers(const DeviceRecord& self) {
+  SSMTUNE_ASSIGN_OR_RETURN(auto all, devices());
+  std::vector<std::string> out;
+  for (const auto& d : all)
+    if (d.device.uuid != self.uuid && same_class(d.device, self)) out.push_back(d.device.uuid);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 Result<std::vector<DeviceSummary>> TuningDb::devices() {
   SSMTUNE_ASSIGN_OR_RETURN(
       Statement st,

@@ -131,6 +131,7 @@ class TuningDb final : public TuningStore {
                                         const Versions& current) override;
   // Every entry (of one device when `device_uuid` is set, of one family
   // when `family` is), by device, problem.
+  Result<std::vector<std::string>> class_peers(const DeviceRecord& self) override;
   Result<std::vector<BestEntry>> list_best(const Versions& current,
                                            const std::string& device_uuid = "",
                                            const std::string& family = "");

@@ -124,19 +124,37 @@ Status Session::record(const std::vector<Measurement>& given) {
 
 bool Session::already_tuned() {
   if (o_.force || o_.resume) return false;
-  auto dev = jit::query_device(o_.gpu);
-  if (!dev) return false;  // the measurer reports the real error
+  std::optional<jit::DeviceInfo> dev = o_.device_hint;
+  if (!dev) {
+    auto found = jit::query_device(o_.gpu);
+    if (!found) return false;  // the measurer reports the real error
+    dev = *found;
+  }
   const Versions v{dev->driver_version, dev->nvrtc_version, compiler_.sources().hash()};
-  auto b = store_.best(dev->uuid, key_, v);
-  if (!b || !b->has_value() || (*b)->stale) return false;
-  const BestEntry& e = **b;
+  // This GPU's entry, else one of an identical GPU (same class: issue 19),
+  // whose result serves this one as it is.
+  std::optional<BestEntry> found;
+  std::string where = "this GPU";
+  if (auto b = store_.best(dev->uuid, key_, v); b && b->has_value() && !(*b)->stale) found = **b;
+  if (!found) {
+    auto peers = store_.class_peers(device_record(*dev));
+    for (const std::string& uuid : peers ? *peers : std::vector<std::string>{}) {
+      auto b = store_.best(uuid, key_, v);
+      if (!b || !b->has_value() || (*b)->stale) continue;
+      found = **b;
+      where = "an identical GPU (" + uuid + ")";
+      break;
+    }
+  }
+  if (!found) return false;
+  const BestEntry& e = *found;
   report_.already_tuned = true;
   report_.found = true;
   report_.best_config = e.config_key;
   report_.best_ms = e.median_ms;
   report_.best_rel_l2 = e.rel_l2;
   report_.rule = e.rule;
-  emit(TuneEvent::kDone, "already tuned on this GPU: " + e.config_key +
+  emit(TuneEvent::kDone, "already tuned on " + where + ": " + e.config_key +
                              "; --resume measures what is missing, --force measures again");
   return true;
 }

@@ -41,6 +41,13 @@ class TuningStore {
   virtual Result<std::optional<BestEntry>> best(const std::string& device_uuid,
                                                 const std::string& problem_key,
                                                 const Versions& current) = 0;
+  // The UUIDs of the other devices of `self`'s class (same_class) that the
+  // store holds, sorted: an identical GPU's results serve this one. A store
+  // without device records has none.
+  virtual Result<std::vector<std::string>> class_peers(const DeviceRecord& self) {
+    (void)self;
+    return std::vector<std::string>{};
+  }
 };
 
 }  // namespace ssmtune

@@ -189,5 +189,35 @@ TEST_CASE("the cubin cache reads through shared layers and writes locally", "[ca
   CHECK(missing.status().code() == Code::kNotFound);
 }
 
+TEST_CASE("class peers: identical GPUs of every layer, once, never this one or another class",
+          "[cache][layers]") {
+  TempDir dir;
+  const std::string local = dir.file("local.db"), fleet = dir.file("fleet.db");
+  DeviceRecord me = sample_device(0);
+  DeviceRecord twin = me, other_twin = me, h100 = sample_device(1);
+  twin.uuid = "GPU-0000000a-1111-2222-3333-444444444444";
+  other_twin.uuid = "GPU-0000000b-1111-2222-3333-444444444444";
+  {
+    auto db = TuningDb::open(local, OpenMode::kReadWrite);
+    REQUIRE(db.is_ok());
+    for (const auto& d : {me, twin, h100}) REQUIRE(db->upsert_device(d).is_ok());
+  }
+  {
+    auto db = TuningDb::open(fleet, OpenMode::kReadWrite);
+    REQUIRE(db.is_ok());
+    for (const auto& d : {twin, other_twin}) REQUIRE(db->upsert_device(d).is_ok());
+  }
+  auto paths = split_db_paths(local + ":" + fleet);
+  REQUIRE(paths.is_ok());
+  auto stack = DbStack::open(*paths, OpenMode::kReadWrite);
+  REQUIRE(stack.is_ok());
+  auto peers = stack->class_peers(me);
+  REQUIRE(peers.is_ok());
+  CHECK(*peers == std::vector<std::string>{twin.uuid, other_twin.uuid});
+  auto of_h100 = stack->class_peers(h100);
+  REQUIRE(of_h100.is_ok());
+  CHECK(of_h100->empty());
+}
+
 }  // namespace
 }  // namespace ssmtune::cache

@@ -122,11 +122,13 @@ class MemoryStore final : public TuningStore {
     best_entry = b;
     return Status::ok();
   }
-  Result<std::optional<BestEntry>> best(const std::string&, const std::string& key,
+  Result<std::optional<BestEntry>> best(const std::string& uuid, const std::string& key,
                                         const Versions&) override {
-    if (best_entry && best_entry->problem_key == key) return best_entry;
+    if (best_entry && best_entry->problem_key == key && best_entry->device_uuid == uuid)
+      return best_entry;
     return std::optional<BestEntry>{};
   }
+  Result<std::vector<std::string>> class_peers(const DeviceRecord&) override { return peers; }
   int count(const std::string& problem, MeasureStatus s) const {
     int n = 0;
     for (const auto& m : rows) n += m.problem_key == problem && m.status == s;
@@ -134,6 +136,7 @@ class MemoryStore final : public TuningStore {
   }
   std::vector<Measurement> rows;
   std::optional<BestEntry> best_entry;
+  std::vector<std::string> peers;  // class_peers' answer
 
  private:
   std::mutex mu_;
@@ -460,6 +463,61 @@ TEST_CASE("session: a measurer on another device than the hint makes it start ov
   auto f = tune_problem(store, compiler, failing, family, ToyProblem(22), o);
   REQUIRE_FALSE(f.is_ok());
   CHECK(f.status().message().find("no GPU in the stand-in") != std::string::npos);
+}
+
+TEST_CASE("session: a shape an identical GPU tuned is already tuned here (issue 19)",
+          "[tuner][session]") {
+  jit::MemoryCubinCache cache;
+  jit::Compiler compiler(testing::test_sources(), &cache);
+  ToyFamily family(items(8));
+  BestEntry twin;
+  twin.family = "toy";
+  twin.device_uuid = "GPU-twin";
+  twin.problem_key = "toy:n8";
+  twin.config_key = "i3";
+  twin.median_ms = 0.25;
+  twin.rule = "fastest inside budget";
+  auto run = [&](MemoryStore& store, const TuneOptions& o, StandInMeasurer& m, Events& ev) {
+    auto r = tune_problem(store, compiler, m, family, ToyProblem(8), o, ev.fn());
+    INFO(r.status().to_string());
+    REQUIRE(r.is_ok());
+    return *r;
+  };
+  {  // The twin's entry, and the store says the twin is of this GPU's class.
+    MemoryStore store;
+    store.best_entry = twin;
+    store.peers = {"GPU-twin"};
+    StandInMeasurer m(1);
+    Events ev;
+    const TuneReport r = run(store, serial("exhaustive"), m, ev);
+    CHECK(r.already_tuned);
+    CHECK(r.best_config == "i3");
+    CHECK(m.asked.empty());
+    const TuneEvent* done = ev.first(TuneEvent::kDone);
+    REQUIRE(done != nullptr);
+    CHECK(done->message.find("identical GPU (GPU-twin)") != std::string::npos);
+  }
+  {  // --force measures again.
+    MemoryStore store;
+    store.best_entry = twin;
+    store.peers = {"GPU-twin"};
+    StandInMeasurer m(1);
+    Events ev;
+    TuneOptions o = serial("exhaustive");
+    o.force = true;
+    const TuneReport r = run(store, o, m, ev);
+    CHECK_FALSE(r.already_tuned);
+    CHECK_FALSE(m.asked.empty());
+  }
+  {  // Another class's entry is not this GPU's.
+    MemoryStore store;
+    store.best_entry = twin;
+    StandInMeasurer m(1);
+    Events ev;
+    const TuneReport r = run(store, serial("exhaustive"), m, ev);
+    CHECK_FALSE(r.already_tuned);
+    CHECK_FALSE(m.asked.empty());
+  }
 }
 
 }  // namespace
