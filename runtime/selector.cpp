@@ -31,18 +31,6 @@ double problem_distance(const FwdProblem& a, const FwdProblem& b) {
 
 namespace {
 
-// The other GPUs of this device's class in the database, by UUID.
-Result<std::vector<std::string>> identical_gpus(cache::TuningDb& db,
-                                                const jit::DeviceInfo& device) {
-  const DeviceRecord mine = device_record(device);
-  SSMTUNE_ASSIGN_OR_RETURN(auto devices, db.devices());
-  std::vector<std::string> out;
-  for (const auto& d : devices)
-    if (d.device.uuid != device.uuid && same_class(d.device, mine)) out.push_back(d.device.uuid);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 std::string ms_text(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g ms", ms);
@@ -84,7 +72,8 @@ Result<FamilyChoice> choose_family_config(const std::vector<cache::DbLayer>& lay
     // Exact on an identical GPU, layer by layer.
     std::vector<std::vector<std::string>> peers;
     for (const cache::DbLayer& l : layers) {
-      SSMTUNE_ASSIGN_OR_RETURN(std::vector<std::string> ids, identical_gpus(*l.db, device));
+      SSMTUNE_ASSIGN_OR_RETURN(std::vector<std::string> ids,
+                               l.db->class_peers(device_record(device)));
       peers.push_back(std::move(ids));
     }
     for (size_t i = 0; i < layers.size(); ++i) {
