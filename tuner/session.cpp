@@ -317,6 +317,16 @@ Status Session::prepare() {
       legal.push_back(e.config);
     }
   }
+  // The heuristic default is what an untuned call runs: a tune always looks
+  // at it, so a tuned shape is never slower than an untuned one, even where
+  // a family's space does not list it.
+  const std::string first = family_.heuristic_default(problem_, info_.device).config;
+  const bool listed = std::any_of(space.begin(), space.end(),
+                                  [&first](const SpaceEntry& e) { return e.config == first; });
+  if (!listed && family_.check_config(problem_, first, info_.device)) {
+    legal.insert(legal.begin(), first);
+    ++report_.configs;
+  }
 
   // Stage 2: the order to compile and measure in; the pipeline compiles
   // what is not yet measured, in that order, while the strategy measures.

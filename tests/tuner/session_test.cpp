@@ -44,7 +44,9 @@ class ToyProblem final : public FamilyProblem {
 
 class ToyFamily final : public KernelFamily {
  public:
-  explicit ToyFamily(std::vector<int> items) : items_(std::move(items)) {}
+  // `default_config` empty: the last item, else a config the space may not list.
+  explicit ToyFamily(std::vector<int> items, std::string default_config = "")
+      : items_(std::move(items)), default_(std::move(default_config)) {}
   const char* name() const override { return "toy"; }
   const char* summary() const override { return "a test family"; }
   Result<std::unique_ptr<FamilyProblem>> parse_problem(const std::string& key) const override {
@@ -64,6 +66,7 @@ class ToyFamily final : public KernelFamily {
     return out;
   }
   DefaultChoice heuristic_default(const FamilyProblem&, const jit::DeviceInfo&) const override {
+    if (!default_.empty()) return {default_, "given"};
     return {"i" + std::to_string(items_.back()), "the last"};
   }
   std::vector<std::string> first_look_order(const std::vector<std::string>& candidates,
@@ -95,6 +98,7 @@ class ToyFamily final : public KernelFamily {
 
  private:
   std::vector<int> items_;
+  std::string default_;
 };
 
 // Measurements, devices and best entries in memory.
@@ -281,6 +285,25 @@ TEST_CASE("session: measuring starts before compiling ends; failures and pruning
     if (m.status == MeasureStatus::kCompileFailed) CHECK(m.config_key == "i65");
   REQUIRE(store.best_entry.has_value());
   CHECK(store.best_entry->config_key == "i3");
+}
+
+TEST_CASE("session: the default is looked at first even where the space does not list it",
+          "[tuner][session]") {
+  jit::MemoryCubinCache cache;
+  jit::Compiler compiler(testing::test_sources(), &cache);
+  ToyFamily family(items(4), "i7");  // an untuned call runs i7; the space lists i1..i4
+  MemoryStore store;
+  StandInMeasurer measurer(1);
+  Events ev;
+  auto r =
+      tune_problem(store, compiler, measurer, family, ToyProblem(8), serial("exhaustive"), ev.fn());
+  INFO(r.status().to_string());
+  REQUIRE(r.is_ok());
+  CHECK(r->configs == 6);  // i1..i4, i99 (pruned), and the default
+  CHECK(r->candidates == 5);
+  REQUIRE(!measurer.asked.empty());
+  CHECK(measurer.asked[0].first == "i7");
+  CHECK(store.count("toy:n8", MeasureStatus::kOk) == 5);
 }
 
 TEST_CASE("session: a time limit is wall time; the budget cuts the search and says so",

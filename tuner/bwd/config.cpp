@@ -185,16 +185,30 @@ std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes
         c.d_step = c.threads / s;
         if (check_config(p, c, max_shared_bytes).is_ok()) out.push_back(c);
       }
-  BwdConfig acc = default_config(p, BwdAcc::kF32, max_shared_bytes).config;
+  // The default first (what an untuned call runs), then its accurate-exp twin.
+  const BwdConfig def = default_config(p, BwdAcc::kF32, max_shared_bytes).config;
+  auto add = [&](const BwdConfig& c) {
+    if (std::find(out.begin(), out.end(), c) == out.end() &&
+        check_config(p, c, max_shared_bytes).is_ok())
+      out.push_back(c);
+  };
+  out.erase(std::remove(out.begin(), out.end(), def), out.end());
+  if (check_config(p, def, max_shared_bytes).is_ok()) out.insert(out.begin(), def);
+  BwdConfig acc = def;
   acc.exp = BwdExp::kAccurate;
-  if (check_config(p, acc, max_shared_bytes).is_ok()) out.push_back(acc);
-  // Multipass: the default's block over 8, 32 or 128 segments.
-  for (int segments : {8, 32, 128}) {
-    BwdConfig mp = default_config(p, BwdAcc::kF32, max_shared_bytes).config;
-    mp.algo = BwdAlgo::kMultiPass;
-    mp.segments = segments;
-    if (check_config(p, mp, max_shared_bytes).is_ok()) out.push_back(mp);
-  }
+  add(acc);
+  // Multipass: the default's block (chunk 16 and 8) over 2 to 256 segments
+  // of at least 2 chunks (fewer channels than SMs' worth of blocks leaves
+  // most of the GPU idle without them; the best count depends on the shape).
+  for (int chunk : {def.chunk, 8})
+    for (int segments = 2; segments <= 256; segments *= 2) {
+      BwdConfig mp = def;
+      mp.chunk = chunk;
+      mp.algo = BwdAlgo::kMultiPass;
+      mp.segments = segments;
+      const int64_t n_chunks = (p.fwd.seqlen + chunk - 1) / chunk;
+      if (n_chunks >= 2 * int64_t{segments}) add(mp);
+    }
   return out;
 }
 

@@ -1,5 +1,7 @@
 // Backward config keys, legality, default and search space.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "support/problems.h"
 #include "tuner/bwd/config.h"
@@ -101,9 +103,31 @@ TEST_CASE("the backward search space is a few dozen legal configs", "[bwd]") {
     const auto space = search_space(p, 227 * 1024);
     INFO(p.key());
     CHECK(space.size() >= 4);
-    CHECK(space.size() <= 48);
+    CHECK(space.size() <= 64);
     for (const auto& c : space) CHECK(check_config(p, c, 227 * 1024).is_ok());
+    // The default (what an untuned call runs) comes first, once.
+    const BwdConfig def = default_config(p, BwdAcc::kF32, 227 * 1024).config;
+    REQUIRE(!space.empty());
+    CHECK(space.front() == def);
+    CHECK(std::count(space.begin(), space.end(), def) == 1);
   }
+}
+
+TEST_CASE("the backward space holds a multipass default and its segment counts", "[bwd]") {
+  // Batch-1 prefill: 128 blocks, the default is multipass (issue 15: a tune
+  // whose space lacked it picked a sequential config 2.5x slower).
+  BwdProblem p = mid(DType::kF16);
+  p.fwd = testing::shape(1, 4096, 4096, 16, DType::kF16);
+  const BwdConfig def = default_config(p, BwdAcc::kF32, 227 * 1024).config;
+  REQUIRE(def.algo == BwdAlgo::kMultiPass);
+  const auto space = search_space(p, 227 * 1024);
+  REQUIRE(!space.empty());
+  CHECK(space.front() == def);
+  std::set<int> segments;
+  for (const auto& c : space)
+    if (c.algo == BwdAlgo::kMultiPass) segments.insert(c.segments);
+  for (int s : {2, 8, 32, 128, 256}) CHECK(segments.count(s) == 1);
+  for (int s : segments) CHECK(s <= 256);
 }
 
 }  // namespace
