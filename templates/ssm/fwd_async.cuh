@@ -17,6 +17,14 @@ __device__ __forceinline__ void cp_async16(void* smem_dst, const void* gmem_src,
                : "memory");
 }
 
+// Copies 4 bytes (read only when `src_bytes` is 4, else zero-filled); both
+// addresses 4-byte aligned. For rows that are not 16-byte aligned.
+__device__ __forceinline__ void cp_async4(void* smem_dst, const void* gmem_src, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_address(smem_dst)),
+               "l"(gmem_src), "r"(src_bytes)
+               : "memory");
+}
+
 // Closes the group of copies this thread issued since the last commit (an
 // empty group is legal and completes at once).
 __device__ __forceinline__ void cp_async_commit() {

@@ -211,34 +211,62 @@ struct PipeProducer {
   // group either way, so that chunk j is always group j of this thread.
   // Copies past the end and of idle rows read nothing and zero-fill, so a
   // chunk lands with the identity step as its padding. Rows that are not
-  // 16-byte aligned are copied element by element, at once (a rare path,
-  // kept small: its registers count for the whole kernel).
+  // 16-byte aligned (odd sequence lengths, views) are copied asynchronously
+  // too: fp32 rows straight into a stage 4 bytes at a time; rows that land
+  // to be converted as the 16-byte blocks from the one holding the chunk's
+  // first element on, shifted by the row's misalignment m, so that the
+  // chunk's last m bytes are the first block of the next chunk's landing
+  // slot (issued here as j == nc for the last chunk).
   __device__ __forceinline__ void issue(int j) const {
-    if (j < nc) {
-      const bool aligned = p.align16 != 0;
-      const int t0 = start(j), len = length(j);
-      char* base = Ring::kConvert ? reinterpret_cast<char*>(Ring::landing(smem, j))
-                                  : reinterpret_cast<char*>(Ring::stage(smem, j));
-      const PipeRow* table = Ring::table(smem);
-      const long long t0_bytes = static_cast<long long>(t0) * Ring::kEs;
-      Ring::template for_each_piece<Ring::kRows, Ring::kPieces>(lane, [&](int r, int k) {
-        const int t = k * Ring::kPiece;
-        const PipeRow row = table[r];
+    const bool aligned = p.align16 != 0;
+    const bool tail_only = Ring::kConvert && !aligned && j == nc;
+    if (j < nc || tail_only) {
+      // One loop per case, so that the aligned one carries no branch.
+      if (aligned) {
+        copy_rows<0>(j, false);
+      } else if constexpr (Ring::kConvert) {
+        copy_rows<1>(j, tail_only);
+      } else {
+        copy_rows<2>(j, false);
+      }
+    }
+    cp_async_commit();
+  }
+
+  // Chunk j's copies, kMode 0: 16-byte rows; 1: shifted 16-byte blocks
+  // (converted rows); 2: 4 bytes at a time (fp32 rows into a stage).
+  template <int kMode>
+  __device__ __forceinline__ void copy_rows(int j, bool tail_only) const {
+    const int t0 = start(j), len = tail_only ? 0 : length(j);
+    char* base = Ring::kConvert ? reinterpret_cast<char*>(Ring::landing(smem, j))
+                                : reinterpret_cast<char*>(Ring::stage(smem, j));
+    const PipeRow* table = Ring::table(smem);
+    const long long t0_bytes = static_cast<long long>(t0) * Ring::kEs;
+    Ring::template for_each_piece<Ring::kRows, Ring::kPieces>(lane, [&](int r, int k) {
+      const int t = k * Ring::kPiece;
+      const PipeRow row = table[r];
+      char* dst = base + row.land + t * Ring::kEs;
+      if constexpr (kMode == 0) {
         const int elems = skipped(r) ? 0 : max(0, min(Ring::kPiece, len - t));
         // Past the end, read from the chunk's start (valid) and zero-fill.
         const char* src = row.src + t0_bytes + (elems > 0 ? t * Ring::kEs : 0);
-        char* dst = base + row.land + t * Ring::kEs;
-        if (aligned) {
-          cp_async16(dst, src, elems * Ring::kEs);
-        } else {
-          using Bits = typename Ring::Bits;
-          const Bits* from = reinterpret_cast<const Bits*>(src);
-          Bits* to = reinterpret_cast<Bits*>(dst);
-          for (int e = 0; e < Ring::kPiece; ++e) to[e] = e < elems ? from[e] : Bits(0);
-        }
-      });
-    }
-    cp_async_commit();
+        cp_async16(dst, src, elems * Ring::kEs);
+      } else if constexpr (kMode == 1) {
+        if (tail_only && k > 0) return;
+        const int m = static_cast<int>(reinterpret_cast<unsigned long long>(row.src) & 15);
+        const char* block = row.src - m + t0_bytes + t * Ring::kEs;
+        const long long left =
+            static_cast<long long>(p.seqlen) * Ring::kEs + m - t0_bytes - t * Ring::kEs;
+        const int bytes = skipped(r) ? 0 : static_cast<int>(max(0LL, min(16LL, left)));
+        cp_async16(dst, bytes > 0 ? block : row.src - m, bytes);
+      } else {
+        const int elems = skipped(r) ? 0 : max(0, min(Ring::kPiece, len - t));
+        const char* src = row.src + t0_bytes + t * Ring::kEs;
+#pragma unroll
+        for (int e = 0; e < Ring::kPiece; ++e)
+          cp_async4(dst + 4 * e, e < elems ? src + 4 * e : row.src, e < elems ? 4 : 0);
+      }
+    });
   }
 
   // Makes chunk j's float stage complete: waits for its copies and, when
@@ -248,20 +276,43 @@ struct PipeProducer {
   // must be kept off them.
   __device__ __forceinline__ void ready(int j) const {
     if constexpr (Ring::kConvert) {
-      constexpr int kQuads = Ring::kPiece / 4;  // groups of 4 per piece
-      cp_async_wait<Ring::kLand - 1>();
-      Ring::producers_sync();  // every producer's copies are visible to all
-      float* s = Ring::stage(smem, j);
-      const char* land = reinterpret_cast<const char*>(Ring::landing(smem, j));
-      const PipeRow* table = Ring::table(smem);
-      const int len = length(j);
-      Ring::template for_each_piece<Ring::kRows, Ring::kPieces>(lane, [&](int r, int k) {
-        const int t = k * Ring::kPiece;
-        const PipeRow row = table[r];
+      // Shifted rows end in the next chunk's slot: wait for it too. One
+      // loop per case, so that the aligned one carries no branch.
+      if (p.align16 != 0) {
+        cp_async_wait<Ring::kLand - 1>();
+        Ring::producers_sync();  // every producer's copies are visible to all
+        convert_rows<true>(j);
+      } else {
+        cp_async_wait<0>();
+        Ring::producers_sync();
+        convert_rows<false>(j);
+      }
+      Ring::producers_sync();  // the slot is read before it is refilled
+      issue(j + Ring::kLand);
+    } else {
+      cp_async_wait<Ring::kStages - 2>();
+    }
+  }
+
+  // Chunk j's landing slot into its float stage (the delta transform on the
+  // dt rows). Shifted rows: element e at byte m + e * kEs of the row, past
+  // the chunk's bytes in the next chunk's slot.
+  template <bool kAligned>
+  __device__ __forceinline__ void convert_rows(int j) const {
+    constexpr int kQuads = Ring::kPiece / 4;  // groups of 4 per piece
+    float* s = Ring::stage(smem, j);
+    const char* land = reinterpret_cast<const char*>(Ring::landing(smem, j));
+    const char* next = reinterpret_cast<const char*>(Ring::landing(smem, j + 1));
+    const PipeRow* table = Ring::table(smem);
+    const int len = length(j);
+    Ring::template for_each_piece<Ring::kRows, Ring::kPieces>(lane, [&](int r, int k) {
+      const int t = k * Ring::kPiece;
+      const PipeRow row = table[r];
+      float f[Ring::kPiece];
+      if constexpr (kAligned) {
         // One 16-byte piece: 4 fp32 or 8 halves.
         const uint4 raw = *reinterpret_cast<const uint4*>(land + row.land + t * Ring::kEs);
         const unsigned words[4] = {raw.x, raw.y, raw.z, raw.w};
-        float f[Ring::kPiece];
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           if constexpr (sizeof(InT) == 4) {
@@ -272,26 +323,35 @@ struct PipeProducer {
             f[2 * e + 1] = v.y;
           }
         }
-        if constexpr (Tr::kHasBias || Tr::kSoftplus) {
-          if (r < Tr::kDStep) {
-            const bool live = r < tile.nd;
-            const float bias = Tr::kHasBias ? Ring::outs(smem)[r].bias : 0.0f;
+      } else {
+        const int m = static_cast<int>(reinterpret_cast<unsigned long long>(row.src) & 15);
 #pragma unroll
-            for (int e = 0; e < Ring::kPiece; ++e)
-              f[e] = live && t + e < len ? transform_delta<Tr>(f[e], bias) : 0.0f;
+        for (int e = 0; e < Ring::kPiece; ++e) {
+          const int o = m + (t + e) * Ring::kEs;
+          const char* q = o < Tr::kChunk * Ring::kEs ? land + row.land + o
+                                                     : next + row.land + o - Tr::kChunk * Ring::kEs;
+          if constexpr (sizeof(InT) == 4) {
+            f[e] = *reinterpret_cast<const float*>(q);
+          } else {
+            f[e] = unpack2(*reinterpret_cast<const unsigned short*>(q), InT{}).x;
           }
         }
+      }
+      if constexpr (Tr::kHasBias || Tr::kSoftplus) {
+        if (r < Tr::kDStep) {
+          const bool live = r < tile.nd;
+          const float bias = Tr::kHasBias ? Ring::outs(smem)[r].bias : 0.0f;
 #pragma unroll
-        for (int q = 0; q < kQuads; ++q) {
-          const float v[4] = {f[4 * q], f[4 * q + 1], f[4 * q + 2], f[4 * q + 3]};
-          sts4(s + row.stage + t + 4 * q, v);
+          for (int e = 0; e < Ring::kPiece; ++e)
+            f[e] = live && t + e < len ? transform_delta<Tr>(f[e], bias) : 0.0f;
         }
-      });
-      Ring::producers_sync();  // the slot is read before it is refilled
-      issue(j + Ring::kLand);
-    } else {
-      cp_async_wait<Ring::kStages - 2>();
-    }
+      }
+#pragma unroll
+      for (int q = 0; q < kQuads; ++q) {
+        const float v[4] = {f[4 * q], f[4 * q + 1], f[4 * q + 2], f[4 * q + 3]};
+        sts4(s + row.stage + t + 4 * q, v);
+      }
+    });
   }
 
   // Writes chunk j's outputs (y + D u, then y silu(z)) from its stage, where

@@ -74,6 +74,7 @@ ssmtune_kernels::SsmFwdParams make_params(const FwdProblem& p, const FwdTensors&
   bool align16 = rows_16b(t.u, 2) && rows_16b(t.delta, 2);
   if (p.variable_b) align16 = align16 && rows_16b(t.B, 3);
   if (p.variable_c) align16 = align16 && rows_16b(t.C, 3);
+  if (p.has_z) align16 = align16 && rows_16b(t.z, 2);
   k.align16 = align16 ? 1 : 0;
   if (p.return_last_state) {
     k.last_state = static_cast<float*>(const_cast<void*>(t.last_state.data));
