@@ -1,7 +1,7 @@
-// `ssmtune bench`: times configs at a shape (one given by key, one
-// algorithm's default, or every algorithm's), after checking each against
-// fp64, and prints the time, achieved bandwidth and exp rate beside the
-// floors.
+// `ssmtune bench`: times configs of any kernel family at a shape (given by
+// key, the family's default, or for the forward one or every algorithm's
+// default), after checking each against fp64, and prints the time,
+// achieved bandwidth and exp rate beside the floors.
 #include <iostream>
 
 #include "cli/commands.h"
@@ -26,62 +26,92 @@ struct BenchArgs {
   std::string format = "table";
 };
 
-void run(const BenchArgs& a) {
-  auto fmt = parse_format(a.format);
-  if (!report("bench", fmt.status())) return;
-  auto p = a.problem.problem();
-  if (!report("bench", p.status())) return;
-  std::vector<FwdConfig> configs;
+// The configs to time: those given, the forward's per-algorithm defaults
+// asked for, else the family's built-in default.
+Result<std::vector<std::string>> configs_to_time(const BenchArgs& a, const ParsedProblem& pp,
+                                                 const jit::DeviceInfo& device) {
+  const KernelFamily& family = *pp.family;
+  std::vector<std::string> configs;
   for (const auto& k : a.configs) {
-    auto c = FwdConfig::from_key(k);
-    if (!report("bench", c.status())) return;
-    configs.push_back(*c);
+    SSMTUNE_ASSIGN_OR_RETURN(std::string c, family.canonical_config(k));
+    configs.push_back(std::move(c));
   }
-  auto gpu = GpuSession::open();
-  if (!report("bench", gpu.status())) return;
-  const size_t smem = gpu->device.max_shared_per_block;
-  for (const auto& name : a.algos) {
-    auto algo = parse_scan_algo(name);
-    if (!report("bench", algo.status())) return;
-    configs.push_back(default_config(*p, *algo, AccType::kF32, smem));
+  if (!a.algos.empty() || a.all) {
+    const FwdProblem* fp = as_fwd(*pp.problem);
+    if (fp == nullptr) return Status::internal("--algo on a family other than the forward");
+    const size_t smem = device.max_shared_per_block;
+    for (const auto& name : a.algos) {
+      SSMTUNE_ASSIGN_OR_RETURN(ScanAlgo algo, parse_scan_algo(name));
+      configs.push_back(default_config(*fp, algo, AccType::kF32, smem).key());
+    }
+    if (a.all)
+      for (ScanAlgo algo : kAllScanAlgos)
+        configs.push_back(default_config(*fp, algo, AccType::kF32, smem).key());
   }
-  if (a.all)
-    for (ScanAlgo algo : kAllScanAlgos)
-      configs.push_back(default_config(*p, algo, AccType::kF32, smem));
   if (configs.empty()) {
-    const auto d = heuristic_default(*p, gpu->device.sm_count, smem);
+    const DefaultChoice d = family.heuristic_default(*pp.problem, device);
     std::cerr << "bench: no config given; the built-in default: " << d.reason << "\n";
     configs.push_back(d.config);
   }
+  return configs;
+}
+
+void run(const BenchArgs& a) {
+  auto fmt = parse_format(a.format);
+  if (!report("bench", fmt.status())) return;
+  auto pp = a.problem.any_problem();
+  if (!report("bench", pp.status())) return;
+  // Keys and names are checked before the GPU is opened: a typo costs no start-up.
+  for (const auto& k : a.configs)
+    if (!report("bench", pp->family->canonical_config(k).status())) return;
+  for (const auto& name : a.algos)
+    if (!report("bench", parse_scan_algo(name).status())) return;
+  if ((!a.algos.empty() || a.all) && as_fwd(*pp->problem) == nullptr) {
+    report("bench", Status::invalid_argument(
+                        std::string("--algo and --all-algorithms name forward algorithms; the ") +
+                        pp->family->name() + " family takes --config keys"));
+    return;
+  }
+  auto gpu = GpuSession::open();
+  if (!report("bench", gpu.status())) return;
+  auto keys = configs_to_time(a, *pp, gpu->device);
+  if (!report("bench", keys.status())) return;
   EvalOptions opt;
   opt.seed = a.seed;
   opt.timing.target_ms = a.target_ms;
-  auto ev = Evaluator::create(gpu->device, *gpu->compiler, fwd_family(), FwdFamilyProblem(*p), opt);
+  auto ev = Evaluator::create(gpu->device, *gpu->compiler, *pp->family, *pp->problem, opt);
   if (!report("bench", ev.status())) return;
-  std::vector<std::string> keys;
-  for (const auto& c : configs) keys.push_back(c.key());
-  ev->precompile(keys);
-  const Floors f = floors_for(p->min_bytes(), p->exp_count(), gpu->device, a.copy_gbs);
-  std::cerr << "bench " << p->key() << " on " << gpu->device.name << " (" << ev->reference_kind()
-            << " reference, seed " << ev->seed() << "); floors: bytes " << f.bytes_ms * 1e3
-            << " us at " << a.copy_gbs << " GB/s, exp " << f.exp_ms * 1e3 << " us\n";
+  ev->precompile(*keys);
+  // The family's floors are at the default copy bandwidth; rescale to --copy-gbs.
+  const Floors base = pp->problem->floors(gpu->device);
+  const double bytes = base.bytes_ms * 1e-3 * 4220e9;
+  const Floors f = floors_for(bytes, 0, gpu->device, a.copy_gbs);
+  const Floors floors{f.bytes_ms, base.exp_ms};
+  const double exp_rate = 16.0 * gpu->device.sm_count * gpu->device.sm_clock_khz * 1e3;
+  const double exps = base.exp_ms * 1e-3 * exp_rate;
+  std::cerr << "bench " << pp->problem->key() << " on " << gpu->device.name << " ("
+            << ev->reference_kind() << " reference, seed " << ev->seed() << "); floors: bytes "
+            << floors.bytes_ms * 1e3 << " us at " << a.copy_gbs << " GB/s, exp "
+            << floors.exp_ms * 1e3 << " us\n";
   Table t({"config", "status", "median_ms", "spread_ms", "min_ms", "repeats", "gb_per_s",
-           "gexp_per_s", "floor_ms", "x_floor", "rel_l2", "verdict", "registers"});
-  for (const auto& c : configs) {
-    const EvalResult r = ev->evaluate(c.key());
+           "gexp_per_s", "floor_ms", "x_floor", "rel_l2", "worst_output", "verdict", "registers"});
+  for (const auto& key : *keys) {
+    const EvalResult r = ev->evaluate(key);
     if (r.status != MeasureStatus::kOk && r.status != MeasureStatus::kInaccurate) {
-      std::cerr << c.key() << ": " << to_string(r.status) << ": " << r.detail << "\n";
-      t.add_row({c.key(), to_string(r.status)});
+      std::cerr << key << ": " << to_string(r.status) << ": " << r.detail << "\n";
+      t.add_row({key, to_string(r.status)});
       exit_code() = 1;
       continue;
     }
     const double ms = r.timing.median_ms;
     int regs = 0;
     for (const auto& k : r.kernels) regs = std::max(regs, k.resources.registers);
-    t.add_row({c.key(), to_string(r.status), ms, r.timing.spread_ms, r.timing.min_ms,
-               r.timing.repeats, p->min_bytes() / (ms * 1e-3) / 1e9,
-               p->exp_count() / (ms * 1e-3) / 1e9, f.floor_ms(), ms / f.floor_ms(),
-               r.output("out") ? r.output("out")->stats.rel_l2 : 0.0, to_string(r.verdict), regs});
+    // The output closest to (or furthest past) its budget speaks for the config.
+    const OutputScore* worst = headline(r.outputs);
+    t.add_row({key, to_string(r.status), ms, r.timing.spread_ms, r.timing.min_ms, r.timing.repeats,
+               bytes / (ms * 1e-3) / 1e9, exps / (ms * 1e-3) / 1e9, floors.floor_ms(),
+               ms / floors.floor_ms(), worst ? worst->stats.rel_l2 : 0.0,
+               worst ? worst->name : std::string("-"), to_string(r.verdict), regs});
   }
   t.print(std::cout, *fmt);
 }

@@ -167,6 +167,14 @@ TEST_CASE("tune, bench and check: help, bad input and no driver", "[cli]") {
   auto cfg = run_command(bin + " bench --config not.a.key");
   CHECK(cfg.exit_code == 2);
   CHECK(cfg.out.find("bad kernel config key") != std::string::npos);
+  // bench times any family: its keys are the family's, --algo is the forward's.
+  auto bwd_cfg =
+      run_command(bin + " bench --family bwd --config pipelined.K32.D32.fp32.t128.i3.s4.fast");
+  CHECK(bwd_cfg.exit_code == 2);
+  CHECK(bwd_cfg.out.find("bad backward config key") != std::string::npos);
+  auto bwd_algo = run_command(bin + " bench --family bwd --algo pipelined");
+  CHECK(bwd_algo.exit_code == 2);
+  CHECK(bwd_algo.out.find("the bwd family takes --config keys") != std::string::npos);
   if (!jit::Driver::get().is_ok()) {
     // A directory of this test's own: runs in parallel never share the file.
     testing::TempDir dir;

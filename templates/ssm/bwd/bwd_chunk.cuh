@@ -11,9 +11,76 @@
 
 namespace ssmtune_kernels {
 
-// dy row per channel for timesteps [t0, t0 + len) (zeros past len and for
-// channels past the tile); with z, dy = dout * silu(z) and (kWriteDz) dz is
-// written.
+// dy = dout (times silu(z) with z, where dz = dout y sigmoid(z) (1 + z (1 -
+// sigmoid(z))) is also formed) for one group of 4 timesteps.
+template <typename Tr>
+__device__ __forceinline__ void dy_group(float (&g)[4], const float (&z)[4], const float (&y)[4],
+                                         float (&dz)[4]) {
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const float sg = 1.0f / (1.0f + expf(-z[j]));
+    dz[j] = g[j] * y[j] * sg * (1.0f + z[j] * (1.0f - sg));
+    g[j] *= z[j] * sg;
+  }
+}
+
+// The dy rows of a chunk (one per channel, zeros past len and for channels
+// past the tile), read into registers ahead of time (load, while the block
+// computes the previous chunk) and written to shared memory later (commit;
+// kWriteDz: dz goes to global memory then). Thread groups as ChunkStage's.
+template <typename Tr, bool kWriteDz = true>
+struct DyStage {
+  using InT = typename Tr::InT;
+  using Raw = typename Vec4Raw<InT>::type;
+  using Groups = ChunkStage<Tr>;
+  static constexpr int kIters = Groups::kIters;
+  Raw g[kIters];
+  Raw z[Tr::kHasZ ? kIters : 1], y[Tr::kHasZ ? kIters : 1];
+
+  __device__ __forceinline__ void load(const SsmBwdParams& p, const Tile& tile, int t0, int len) {
+    const bool vec = p.f.vec4 != 0;
+#pragma unroll
+    for (int r = 0; r < kIters; ++r) {
+      int c, t, valid;
+      if (!Groups::group(tile, r, len, c, t, valid)) continue;
+      const long long d = tile.d0 + (c < tile.nd ? c : 0);
+      const long long b = tile.b;
+      g[r] = load4_raw<InT>(p.dout, b * p.dout_batch_stride + d * p.dout_dim_stride + t0 + t, valid,
+                            vec);
+      if constexpr (Tr::kHasZ) {
+        z[r] = load4_raw<InT>(p.f.z, b * p.f.z_batch_stride + d * p.f.z_dim_stride + t0 + t, valid,
+                              vec);
+        y[r] = load4_raw<InT>(p.f.out, b * p.f.out_batch_stride + d * p.f.out_dim_stride + t0 + t,
+                              valid, vec);
+      }
+    }
+  }
+  __device__ __forceinline__ void commit(const SsmBwdParams& p, const Tile& tile, int t0, int len,
+                                         float* s_dy, int row) const {
+    const bool vec = p.f.vec4 != 0;
+#pragma unroll
+    for (int r = 0; r < kIters; ++r) {
+      int c, t, valid;
+      if (!Groups::group(tile, r, len, c, t, valid)) continue;
+      float gv[4];
+      unpack4<InT>(g[r], gv);
+      if constexpr (Tr::kHasZ) {
+        float zv[4], yv[4], dz[4];
+        unpack4<InT>(z[r], zv);
+        unpack4<InT>(y[r], yv);
+        dy_group<Tr>(gv, zv, yv, dz);
+        const long long d = tile.d0 + (c < tile.nd ? c : 0);
+        if (kWriteDz && valid > 0)
+          store4<InT>(p.dz, tile.b * p.dz_batch_stride + d * p.dz_dim_stride + t0 + t, valid, vec,
+                      dz);
+      }
+      sts4(s_dy + c * row + t, gv);
+    }
+  }
+};
+
+// The same, group by group, holding one group at a time (kernels whose
+// registers are needed elsewhere).
 template <typename Tr, bool kWriteDz = true>
 __device__ __forceinline__ void bwd_stage_dy(const SsmBwdParams& p, const Tile& tile, int t0,
                                              int len, float* s_dy, int row) {
@@ -33,12 +100,7 @@ __device__ __forceinline__ void bwd_stage_dy(const SsmBwdParams& p, const Tile& 
       load4<InT>(p.f.z, b * p.f.z_batch_stride + d * p.f.z_dim_stride + t0 + t, valid, vec, z);
       load4<InT>(p.f.out, b * p.f.out_batch_stride + d * p.f.out_dim_stride + t0 + t, valid, vec,
                  y);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const float sg = 1.0f / (1.0f + expf(-z[j]));
-        dz[j] = g[j] * y[j] * sg * (1.0f + z[j] * (1.0f - sg));
-        g[j] *= z[j] * sg;
-      }
+      dy_group<Tr>(g, z, y, dz);
       if (kWriteDz && valid > 0)
         store4<InT>(p.dz, b * p.dz_batch_stride + d * p.dz_dim_stride + t0 + t, valid, vec, dz);
     }
@@ -61,12 +123,16 @@ __device__ __forceinline__ void bwd_forward_chunk(
   constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
   const float* dt_row = smem + l.dt + c * l.row;
   const float* u_row = smem + l.u + c * l.row;
+  // This thread's history column: the group's slots sit at constant offsets
+  // from one pointer (no per-store index arithmetic).
+  AccT* hist_col = hist != nullptr ? hist + threadIdx.x : nullptr;
   for (int t = 0; t < len; t += 4) {
     float dt[4], du[4];
     lds4(dt_row + t, dt);
     lds4(u_row + t, du);
 #pragma unroll
     for (int j = 0; j < 4; ++j) du[j] *= dt[j];
+    AccT* hist_group = hist_col != nullptr ? hist_col + t * kPer * Tr::kThreads : nullptr;
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
       const int n = ChannelStates<Tr>::state(s, k);
@@ -83,7 +149,7 @@ __device__ __forceinline__ void bwd_forward_chunk(
           const AccT a =
               exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false);
           const AccT ah = a * h[k];
-          if (hist != nullptr) hist[((t + j) * kPer + k) * Tr::kThreads + threadIdx.x] = ah;
+          if (hist_group != nullptr) hist_group[(j * kPer + k) * Tr::kThreads] = ah;
           h[k] = ah + static_cast<AccT>(du[j]) * static_cast<AccT>(bv[j]);
           if constexpr (kAggregate) aprod[k] *= a;
         }
@@ -225,7 +291,9 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
   const bool owner = Reduce::owner(s);
   const long long part_base =
       (static_cast<long long>(tile.b) * gridDim.x + blockIdx.x) * Tr::kN * p.f.seqlen + t0;
+  const AccT* hist_col = hist + threadIdx.x;  // as bwd_forward_chunk wrote it
   for (int t = ((len + 3) / 4 - 1) * 4; t >= 0; t -= 4) {
+    const AccT* hist_group = hist_col + t * kPer * Tr::kThreads;
     float vals[kVals];
 #pragma unroll
     for (int i = 0; i < kVals; ++i) vals[i] = 0.0f;
@@ -257,12 +325,13 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
 #pragma unroll
         for (int j = 3; j >= 0; --j) {
           const AccT g = acc.r[k] + static_cast<AccT>(cv[j]) * static_cast<AccT>(dy[j]);
-          const AccT ah = hist[((t + j) * kPer + k) * Tr::kThreads + threadIdx.x];
-          const AccT gdt = g * static_cast<AccT>(dt[j]);
+          const AccT ah = hist_group[(j * kPer + k) * Tr::kThreads];
+          // q = g a h_{t-1}: dA gathers it times dt, ddelta's state sum times A.
+          const AccT q = g * ah;
           sb[j] += g * static_cast<AccT>(bv[j]);
-          sa[j] += g * a_k * ah;
-          acc.dA[k] += gdt * ah;
-          const AccT dbv = gdt * static_cast<AccT>(u[j]);
+          sa[j] += a_k * q;
+          acc.dA[k] += q * static_cast<AccT>(dt[j]);
+          const AccT dbv = g * static_cast<AccT>(du[j]);
           const AccT ht = ah + static_cast<AccT>(du[j]) * static_cast<AccT>(bv[j]);
           const AccT dcv = static_cast<AccT>(dy[j]) * ht;
           if constexpr (Tr::kVarB) {

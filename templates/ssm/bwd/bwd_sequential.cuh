@@ -4,10 +4,12 @@
 // walks the chunks in reverse: stage the chunk (dt, u, B, C, dy; dz written),
 // recompute its forward from the checkpoint keeping a_t h_{t-1} in shared
 // memory, then walk it backwards carrying r = a_{t+1} g_{t+1} (dlast at the
-// end). Per-block partials (dB/dC per tile and step when variable, else per
-// channel; dA per channel; dD, ddelta_bias per channel) go to scratch, and
-// ssm_bwd_finalize sums them in a fixed order: no atomics, bitwise
-// reproducible. Cost: three exps per element (phase 1, recompute, reverse).
+// end). Up to 4 states per thread the next chunk's inputs are read into
+// registers while the current one runs. Per-block partials (dB/dC per tile
+// and step when variable, else per channel; dA per channel; dD, ddelta_bias
+// per channel) go to scratch, and ssm_bwd_finalize sums them in a fixed
+// order: no atomics, bitwise reproducible. Cost: three exps per element (phase 1, recompute,
+// reverse).
 #pragma once
 
 #include "ssm/bwd/bwd_chunk.cuh"
@@ -88,13 +90,28 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
     }
   };
 
+  // Up to 4 states per thread, the next chunk's rows are read into
+  // registers while this one runs (H200, (8,1536,2048,16) bf16 with the
+  // block's flags: 1.51 -> 1.18 ms); with more states per thread the
+  // registers they hold cost resident blocks (dstate 32: 2.70 -> 3.56 ms),
+  // and each chunk is read when it is staged.
+  constexpr bool kReadAhead = kPer <= 4;
+
   // Phase 1: the forward over every chunk but the last, checkpoints only
   // (unless they are given).
   start_state();
-  for (int j = j_begin; p.ckpt_ready == 0 && j + 1 < j_end; ++j) {
+  const bool phase1 = p.ckpt_ready == 0 && j_begin + 1 < j_end;
+  ChunkStage<BwdNoC<Tr>> ahead1;
+  if (kReadAhead && phase1) ahead1.load(f, tile, j_begin * Tr::kChunk, Tr::kChunk);
+  for (int j = j_begin; phase1 && j + 1 < j_end; ++j) {
     __syncthreads();
-    ChunkStage<BwdNoC<Tr>>::stream(f, tile, j * Tr::kChunk, Tr::kChunk, smem, L.chunk_nc,
-                                   threadIdx.x, blockDim.x);
+    if constexpr (kReadAhead) {
+      ahead1.commit(f, tile, Tr::kChunk, smem, L.chunk_nc);
+      if (j + 2 < j_end) ahead1.load(f, tile, (j + 1) * Tr::kChunk, Tr::kChunk);
+    } else {
+      ChunkStage<BwdNoC<Tr>>::stream(f, tile, j * Tr::kChunk, Tr::kChunk, smem, L.chunk_nc,
+                                     threadIdx.x, blockDim.x);
+    }
     __syncthreads();
     bwd_forward_chunk<Tr>(cs, h, c, s, Tr::kChunk, smem, L.chunk_nc, nullptr);
 #pragma unroll
@@ -104,14 +121,30 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
     }
   }
 
-  // Phase 2: the chunks in reverse.
+  // Phase 2: the chunks in reverse (chunk j - 1's rows read ahead).
   AccT part_d = 0, part_bias = 0;  // thread c < kDStep: channel c's sums
+  auto chunk_len = [&](int j) { return min(Tr::kChunk, f.seqlen - j * Tr::kChunk); };
+  ChunkStage<Tr> ahead;
+  DyStage<Tr> ahead_dy;
+  if constexpr (kReadAhead) {
+    ahead.load(f, tile, (j_end - 1) * Tr::kChunk, chunk_len(j_end - 1));
+    ahead_dy.load(p, tile, (j_end - 1) * Tr::kChunk, chunk_len(j_end - 1));
+  }
   for (int j = j_end - 1; j >= j_begin; --j) {
     const int t0 = j * Tr::kChunk;
-    const int len = min(Tr::kChunk, f.seqlen - t0);
+    const int len = chunk_len(j);
     __syncthreads();  // the previous chunk's smem is consumed
-    ChunkStage<Tr>::stream(f, tile, t0, len, smem, L.chunk, threadIdx.x, blockDim.x);
-    bwd_stage_dy<Tr>(p, tile, t0, len, smem + L.dy, L.chunk.row);
+    if constexpr (kReadAhead) {
+      ahead.commit(f, tile, len, smem, L.chunk);
+      ahead_dy.commit(p, tile, t0, len, smem + L.dy, L.chunk.row);
+      if (j > j_begin) {
+        ahead.load(f, tile, t0 - Tr::kChunk, Tr::kChunk);
+        ahead_dy.load(p, tile, t0 - Tr::kChunk, Tr::kChunk);
+      }
+    } else {
+      ChunkStage<Tr>::stream(f, tile, t0, len, smem, L.chunk, threadIdx.x, blockDim.x);
+      bwd_stage_dy<Tr>(p, tile, t0, len, smem + L.dy, L.chunk.row);
+    }
     if (j == j_begin) {
       start_state();
     } else {

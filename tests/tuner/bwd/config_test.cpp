@@ -84,6 +84,18 @@ TEST_CASE("the backward default is legal for every dstate and dtype", "[bwd]") {
       }
 }
 
+TEST_CASE("the backward default keeps 4 states per thread to dstate 16, 8 beyond", "[bwd]") {
+  CHECK(default_config(mid(DType::kBF16, 16), BwdAcc::kF32, 227 * 1024).config.key() ==
+        "seq.K16.D32.fp32.t128.s4.fast");
+  // dstate 64: 8 lanes of 8 states, 128 threads; chunk 8 keeps the fp32
+  // history at 32 KiB (the H200's exhaustive tune's winner).
+  CHECK(default_config(mid(DType::kBF16, 64), BwdAcc::kF32, 227 * 1024).config.key() ==
+        "seq.K8.D16.fp32.t128.s8.fast");
+  const BwdConfig c256 = default_config(mid(DType::kBF16, 256), BwdAcc::kF32, 227 * 1024).config;
+  CHECK(c256.n_split == 32);  // 8 states per lane, at most 32 lanes per channel
+  CHECK(c256.chunk * 8 * c256.threads * 4 <= 32 * 1024);
+}
+
 TEST_CASE("the backward default goes multipass for few blocks and long sequences", "[bwd]") {
   BwdProblem p = mid(DType::kBF16);
   CHECK(default_config(p).config.algo == BwdAlgo::kSequential);
