@@ -130,10 +130,10 @@ Status keep_shard(const std::string& shard, std::vector<ParsedProblem>& problems
   return Status::ok();
 }
 
-const std::vector<std::string> kColumns{"problem",     "configs",        "pruned",   "compiled",
-                                        "not_reached", "compile_failed", "timed",    "faulted",
-                                        "inaccurate",  "from_db",        "best",     "best_ms",
-                                        "best_rel_l2", "wall_s",         "cut_short"};
+const std::vector<std::string> kColumns{
+    "problem",     "configs", "pruned",     "compiled", "not_reached", "compile_failed",
+    "timed",       "faulted", "inaccurate", "from_db",  "best",        "best_ms",
+    "best_rel_l2", "wall_s",  "cut_short",  "setup_s",  "measure_s",   "compile_wait_s"};
 // The column of the selected config (a failed or skipped shape's note).
 constexpr size_t kBestColumn = 10;
 
@@ -153,7 +153,10 @@ std::vector<nlohmann::json> summary_row(const TuneReport& r) {
             r.best_ms,
             r.best_rel_l2,
             r.wall_s,
-            false};
+            false,
+            nlohmann::json(),
+            nlohmann::json(),
+            nlohmann::json()};
   return {r.problem_key,
           r.configs,
           r.pruned,
@@ -168,7 +171,10 @@ std::vector<nlohmann::json> summary_row(const TuneReport& r) {
           r.found ? nlohmann::json(r.best_ms) : nlohmann::json(),
           r.found ? nlohmann::json(r.best_rel_l2) : nlohmann::json(),
           r.wall_s,
-          r.cut_short};
+          r.cut_short,
+          r.setup_s,
+          r.measure_s,
+          r.compile_wait_s};
 }
 
 // --gpus: the shapes spread over the GPUs; a row per shape with its GPU.

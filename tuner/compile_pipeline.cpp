@@ -90,6 +90,13 @@ bool CompilePipeline::pending_locked() const {
 
 std::optional<std::string> CompilePipeline::next(const std::function<bool()>& give_up) {
   std::unique_lock<std::mutex> lock(mu_);
+  const double entered = now();
+  struct Waited {  // the time spent here, on every return (mu_ held then)
+    PipelineCounts& c;
+    double entered;
+    const CompilePipeline& p;
+    ~Waited() { c.waited_s += p.now() - entered; }
+  } waited{counts_, entered, *this};
   for (;;) {
     // The first item (the default) leads; then the earliest ready config of
     // the lowest rank.

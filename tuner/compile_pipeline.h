@@ -54,6 +54,7 @@ struct PipelineCounts {
   int handed_out = 0;
   bool finished = false;  // every compile finished or skipped
   double compile_s = 0;   // the sum of the compiles' wall times
+  double waited_s = 0;    // next()'s time blocked with no compiled config to hand out
 };
 
 class CompilePipeline final : public CandidateSource {

@@ -170,7 +170,9 @@ TrialResult Session::measure(const std::string& config, double target_ms) {
     out.spread_ms = it->second.spread_ms;
     return out;
   }
+  const double t_measure = now_s();
   Measurement got = measurer_.measure(config, target_ms);
+  report_.measure_s += now_s() - t_measure;
   Measurement m = base(config);
   // The measurer's numbers and errors; identity and versions are the session's.
   m.status = got.status;
@@ -276,8 +278,10 @@ std::string Session::summary_line() const {
       (dropped_after_compile_ > 0
            ? ", " + std::to_string(dropped_after_compile_) + " dropped after compiling"
            : "");
-  char wall[48];
-  std::snprintf(wall, sizeof wall, " in %.1f s", now_s() - start_);
+  char wall[128];
+  std::snprintf(wall, sizeof wall,
+                " in %.1f s (setup %.1f s, measuring %.1f s, waiting for compiles %.1f s)",
+                now_s() - start_, report_.setup_s, report_.measure_s, report_.compile_wait_s);
   if (report_.cut_short) return "budget cut the search: " + counts + wall;
   return counts + wall;
 }
@@ -448,6 +452,7 @@ Result<TuneReport> Session::run() {
   f.current = versions;
 
   // Stage 3: the strategy, the default first, under what is left of the budget.
+  report_.setup_s = now_s() - start_;
   Budget budget;
   budget.max_configs = o_.budget;
   if (deadline_ > 0) budget.max_seconds = std::max(1e-3, deadline_ - now_s());
@@ -465,6 +470,7 @@ Result<TuneReport> Session::run() {
   pipeline.wait();  // compiles in flight (few: the deadline skips late ones)
   SSMTUNE_RETURN_IF_ERROR(drain_pipeline());
   const PipelineCounts pc = pipeline.counts();
+  report_.compile_wait_s = pc.waited_s;
   report_.compiled = pc.compiled;
   report_.not_reached = pc.skipped;
   report_.compile_failed = pc.failed + static_cast<int>(compile_failed_.size());

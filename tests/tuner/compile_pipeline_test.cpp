@@ -84,6 +84,26 @@ TEST_CASE("pipeline: the first compiled config is handed out while the rest comp
   CHECK(n.finished);
 }
 
+TEST_CASE("pipeline: the time next() waits for a compile is counted", "[tuner][pipeline]") {
+  PipelineHooks h;
+  h.compile = [](const jit::ProgramSpec& s) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    return program(s);
+  };
+  CompilePipeline p(items({"a"}), h, 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(p.next(kNever).has_value());
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const PipelineCounts n = p.counts();
+  CHECK(n.waited_s >= 0.05);
+  CHECK(n.waited_s <= took + 1e-3);
+  // A config already compiled is handed out without waiting.
+  CompilePipeline q(items({"b"}), h, 1);
+  q.wait();
+  REQUIRE(q.next(kNever).has_value());
+  CHECK(q.counts().waited_s < 0.01);
+}
+
 TEST_CASE("pipeline: the first item leads even when others compile sooner", "[tuner][pipeline]") {
   Gate gate;
   PipelineHooks h;

@@ -265,6 +265,14 @@ TEST_CASE("session: measuring starts before compiling ends; failures and pruning
   CHECK(r->measured == 7);
   CHECK_FALSE(r->cut_short);
   CHECK(r->summary.find("timed 7 of 9, 2 dropped after compiling in ") == 0);
+  // Where the wall time went: 7 looks of 5 ms in the measurer, the setup
+  // before them, the waits for compiles; together no more than the wall.
+  CHECK(r->measure_s >= 7 * 0.005 * 0.9);
+  CHECK(r->setup_s >= 0);
+  CHECK(r->compile_wait_s >= 0);
+  CHECK(r->setup_s + r->measure_s + r->compile_wait_s <= r->wall_s + 1e-3);
+  CHECK(r->summary.find(", measuring ") != std::string::npos);
+  CHECK(r->summary.find("waiting for compiles") != std::string::npos);
   REQUIRE(r->found);
   CHECK(r->best_config == "i3");
   // The default first; the first measurement came while programs were still compiling.
