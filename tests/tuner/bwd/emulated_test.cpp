@@ -272,6 +272,12 @@ TEST_CASE("emulated backward kernels match the fp64 reference", "[bwd][emulated]
     check_case<BwdTraits<float, float, 64, 8, 2, 16, kAcc, true, false, false, false, false, false,
                          false, true>>(p, 19);
   }
+  {  // dstate 64 over 8 lanes (8 states a thread: staged chunk by chunk, no read-ahead),
+     // bf16, 3 chunks (the last partial), every flag
+    BwdProblem p = all_flags(make(1, 8, 21, 64, 1, DType::kBF16));
+    check_case<BwdTraits<__nv_bfloat16, float, 64, 8, 4, 8, kAcc, true, true, true, true, true,
+                         true, true, true>>(p, 20);
+  }
   {  // multipass: 5 chunks over 3 segments (the last shorter), every flag
     check_case<
         BwdTraits<float, float, 16, 8, 8, 4, kAcc, true, true, true, true, true, true, true, true>>(
