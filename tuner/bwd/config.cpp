@@ -139,7 +139,7 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   // chunk 8 ran 6.04 ms against 7.73 for 4 at chunk 16 (exhaustive tune).
   const int per_thread = p.fwd.dstate > 16 ? 8 : 4;
   int s = 1;
-  while (s * 2 <= 32 && s * 2 * per_thread <= p.fwd.dstate) s *= 2;
+  while (s * 2 <= 32 && int64_t{s} * 2 * per_thread <= p.fwd.dstate) s *= 2;
   c.n_split = s;
   // Up to 128 threads: a tile's variable dB/dC partials are written per
   // tile, so wider tiles cut that traffic (dim / d_step partial rows per
@@ -153,7 +153,8 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   // dstate 16, 2 beyond (fp64 takes the same chunk, within the device's limit).
   c.chunk = 16;
   const int64_t per = (p.fwd.dstate + s - 1) / s;
-  while (c.chunk > 4 && c.chunk * per * c.threads * 4 > 32 * 1024) c.chunk /= 2;
+  constexpr int64_t kHistoryBytes = int64_t{32} * 1024;
+  while (c.chunk > 4 && c.chunk * per * c.threads * 4 > kHistoryBytes) c.chunk /= 2;
   while (c.chunk > 4 && max_shared_bytes != 0 && shared_bytes(p, c) > max_shared_bytes)
     c.chunk /= 2;
   std::string reason = "n_split " + std::to_string(s) + " (about " + std::to_string(per_thread) +
