@@ -184,6 +184,11 @@ TEST_CASE("tune, bench and check: help, bad input and no driver", "[cli]") {
     CHECK(t.out.find("no CUDA driver found") != std::string::npos);
     CHECK(std::count(t.out.begin(), t.out.end(), '\n') == 1);
     CHECK_FALSE(std::filesystem::exists(db));  // nothing created
+    // A backward problem key parses (the keys are checked before the GPU is looked for).
+    auto bk = run_command(bin + " bench --problem bwd:b2.d64.l100.n4.g1.fp32.vB.vC --config " +
+                          "seq.K16.D32.fp32.t128.s4.fast");
+    CHECK(bk.exit_code == 6);
+    CHECK(bk.out.find("no CUDA driver found") != std::string::npos);
     auto c = run_command(bin + " check");
     CHECK(c.exit_code == 6);
     CHECK(c.out.find("no CUDA driver found") != std::string::npos);
