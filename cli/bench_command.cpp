@@ -82,13 +82,10 @@ void run(const BenchArgs& a) {
   auto ev = Evaluator::create(gpu->device, *gpu->compiler, *pp->family, *pp->problem, opt);
   if (!report("bench", ev.status())) return;
   ev->precompile(*keys);
-  // The family's floors are at the default copy bandwidth; rescale to --copy-gbs.
-  const Floors base = pp->problem->floors(gpu->device);
-  const double bytes = base.bytes_ms * 1e-3 * 4220e9;
-  const Floors f = floors_for(bytes, 0, gpu->device, a.copy_gbs);
-  const Floors floors{f.bytes_ms, base.exp_ms};
-  const double exp_rate = 16.0 * gpu->device.sm_count * gpu->device.sm_clock_khz * 1e3;
-  const double exps = base.exp_ms * 1e-3 * exp_rate;
+  // The family's work, over --copy-gbs rather than the default bandwidth.
+  const Floors work = pp->problem->floors(gpu->device);
+  const double bytes = work.bytes, exps = work.exps;
+  const Floors floors = floors_for(bytes, exps, gpu->device, a.copy_gbs);
   std::cerr << "bench " << pp->problem->key() << " on " << gpu->device.name << " ("
             << ev->reference_kind() << " reference, seed " << ev->seed() << "); floors: bytes "
             << floors.bytes_ms * 1e3 << " us at " << a.copy_gbs << " GB/s, exp "

@@ -6,6 +6,8 @@ namespace ssmtune {
 
 Floors floors_for(double bytes, double exps, const jit::DeviceInfo& device, double copy_gbs) {
   Floors f;
+  f.bytes = bytes;
+  f.exps = exps;
   f.bytes_ms = bytes / (copy_gbs * 1e9) * 1e3;
   const double exp_rate = 16.0 * device.sm_count * device.sm_clock_khz * 1e3;
   f.exp_ms = exp_rate > 0 ? exps / exp_rate * 1e3 : 0;

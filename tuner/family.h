@@ -24,6 +24,8 @@ namespace ssmtune {
 // Lower bounds of one call on a device: bytes over the copy bandwidth and
 // exps over the exp unit's rate (16 per clock per SM).
 struct Floors {
+  double bytes = 0;  // moved once
+  double exps = 0;   // evaluated once
   double bytes_ms = 0;
   double exp_ms = 0;
   double floor_ms() const { return bytes_ms > exp_ms ? bytes_ms : exp_ms; }
