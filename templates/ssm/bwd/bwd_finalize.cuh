@@ -2,14 +2,39 @@
 // a fixed order and converts to the output dtypes. blockIdx.y picks the
 // task: 0 dB, 1 dC (variable: over the tiles of the group, per (b, g, n,
 // t), to the input dtype; constant: over the rows (batch x segments), per
-// (d, n), fp32), 2 dA, 3 dD, 4 ddelta_bias (over the rows). Grid-stride
-// over x; 64-bit indices.
+// (d, n), fp32), 2 dA, 3 dD, 4 ddelta_bias (over the rows, 8 lanes an
+// output). Grid-stride over x; 64-bit indices.
 #pragma once
 
 #include "ssm/bwd/bwd_traits.cuh"
 #include "ssm/fwd_math.cuh"
 
 namespace ssmtune_kernels {
+
+// out(i, sum over r of part[r * count + i]) for i < count, in a fixed
+// order: each output's rows are split over kLanes neighbouring lanes (lane l
+// takes rows l, l + kLanes, ...), whose partial sums meet in a butterfly
+// (every lane ends with the same bits). Many rows (batch x segments) then
+// cost a few dependent loads per thread instead of one per row. Iterations
+// depend on the block only: every thread reaches every shuffle.
+template <typename Out>
+__device__ __forceinline__ void bwd_sum_rows(const float* part, long long rows, long long count,
+                                             Out out) {
+  constexpr int kLanes = 8;
+  const int lane = static_cast<int>(threadIdx.x) % kLanes;
+  const long long per_block = blockDim.x / kLanes;
+  const long long step = static_cast<long long>(gridDim.x) * per_block;
+  for (long long base = static_cast<long long>(blockIdx.x) * per_block; base < count;
+       base += step) {
+    const long long i = base + threadIdx.x / kLanes;
+    float sum = 0.0f;
+    if (i < count)
+      for (long long r = lane; r < rows; r += kLanes) sum += part[r * count + i];
+#pragma unroll
+    for (int m = 1; m < kLanes; m *= 2) sum += __shfl_xor_sync(0xffffffffu, sum, m);
+    if (lane == 0 && i < count) out(i, sum);
+  }
+}
 
 template <typename Tr, bool kVar>
 __device__ __forceinline__ void bwd_finalize_bc(const SsmBwdParams& p, const float* part, void* out,
@@ -31,20 +56,15 @@ __device__ __forceinline__ void bwd_finalize_bc(const SsmBwdParams& p, const flo
           from_float<typename Tr::InT>(sum);
     }
   } else {
-    const long long total = dim * Tr::kN;
-    for (long long i = first; i < total; i += step) {
-      float sum = 0.0f;
-      for (long long r = 0; r < rows; ++r) sum += part[r * total + i];
+    bwd_sum_rows(part, rows, dim * Tr::kN, [&](long long i, float sum) {
       static_cast<float*>(out)[(i / Tr::kN) * s0 + i % Tr::kN] = sum;
-    }
+    });
   }
 }
 
 template <typename Tr>
 __global__ void __launch_bounds__(kBwdFinalizeThreads) ssm_bwd_finalize(const SsmBwdParams p) {
   const long long rows = static_cast<long long>(p.f.batch) * p.segments, dim = p.f.dim;
-  const long long step = static_cast<long long>(gridDim.x) * blockDim.x;
-  const long long first = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   switch (blockIdx.y) {
     case 0:
       bwd_finalize_bc<Tr, Tr::kVarB>(p, p.part_b, p.dB, p.dB_batch_stride, p.dB_group_stride,
@@ -55,27 +75,18 @@ __global__ void __launch_bounds__(kBwdFinalizeThreads) ssm_bwd_finalize(const Ss
                                      p.dC_dstate_stride);
       break;
     case 2:
-      for (long long i = first; i < dim * Tr::kN; i += step) {
-        float sum = 0.0f;
-        for (long long r = 0; r < rows; ++r) sum += p.part_a[r * dim * Tr::kN + i];
+      bwd_sum_rows(p.part_a, rows, dim * Tr::kN, [&](long long i, float sum) {
         p.dA[(i / Tr::kN) * p.dA_dim_stride + i % Tr::kN] = sum;
-      }
+      });
       break;
     case 3:
       if constexpr (Tr::kHasD)
-        for (long long i = first; i < dim; i += step) {
-          float sum = 0.0f;
-          for (long long r = 0; r < rows; ++r) sum += p.part_d[r * dim + i];
-          p.dD[i] = sum;
-        }
+        bwd_sum_rows(p.part_d, rows, dim, [&](long long i, float sum) { p.dD[i] = sum; });
       break;
     case 4:
       if constexpr (Tr::kHasBias)
-        for (long long i = first; i < dim; i += step) {
-          float sum = 0.0f;
-          for (long long r = 0; r < rows; ++r) sum += p.part_bias[r * dim + i];
-          p.ddelta_bias[i] = sum;
-        }
+        bwd_sum_rows(p.part_bias, rows, dim,
+                     [&](long long i, float sum) { p.ddelta_bias[i] = sum; });
       break;
   }
 }

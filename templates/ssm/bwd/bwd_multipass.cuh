@@ -84,19 +84,37 @@ __global__ void __launch_bounds__(kBwdCombineThreads)
   AccT* carries = static_cast<AccT*>(p.carries);
   const long long kind = batch * S * Tr::kN * dim;
   auto at = [&](long long seg) { return ((b * S + seg) * Tr::kN + n) * dim + d; };
+  // kGroup segments' maps are read before their results are written: the
+  // writes go to other parts of the same buffer, which the compiler cannot
+  // tell, so one segment at a time would pay a memory latency per segment.
+  constexpr int kGroup = 8;
   AccT h = 0;
   if constexpr (Tr::kH0) h = p.f.h0[b * p.f.h0_batch_stride + d * p.f.h0_dim_stride + n];
-  for (long long seg = 0; seg < S; ++seg) {
-    const long long k = at(seg);
-    carries[3 * kind + k] = h;
-    h = carries[k] * h + carries[kind + k];
+  for (long long s0 = 0; s0 < S; s0 += kGroup) {
+    AccT a[kGroup], c[kGroup];
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j)
+      if (s0 + j < S) a[j] = carries[at(s0 + j)], c[j] = carries[kind + at(s0 + j)];
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j)
+      if (s0 + j < S) {
+        carries[3 * kind + at(s0 + j)] = h;
+        h = a[j] * h + c[j];
+      }
   }
   AccT r = 0;
   if constexpr (Tr::kDLast) r = p.dlast[b * p.dlast_batch_stride + d * p.dlast_dim_stride + n];
-  for (long long seg = S - 1; seg >= 0; --seg) {
-    const long long k = at(seg);
-    carries[4 * kind + k] = r;
-    r = carries[k] * r + carries[2 * kind + k];
+  for (long long s1 = S - 1; s1 >= 0; s1 -= kGroup) {
+    AccT a[kGroup], q[kGroup];
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j)
+      if (s1 - j >= 0) a[j] = carries[at(s1 - j)], q[j] = carries[2 * kind + at(s1 - j)];
+#pragma unroll
+    for (int j = 0; j < kGroup; ++j)
+      if (s1 - j >= 0) {
+        carries[4 * kind + at(s1 - j)] = r;
+        r = a[j] * r + q[j];
+      }
   }
 }
 

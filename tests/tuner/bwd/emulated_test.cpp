@@ -169,9 +169,9 @@ void check_case(const BwdProblem& bp, uint64_t seed, int segments = 1) {
             g.x, g.y, g.z, launch.block.x,
             [&k] { ssmtune_kernels::ssm_bwd_multipass_chunks<Tr>(k); }, poison_smem);
       } else {
-        REQUIRE(is("ssm_bwd_finalize"));
-        emulation::launch_serial(std::min(g.x, 16u), g.y, g.z, launch.block.x,
-                                 [&k] { ssmtune_kernels::ssm_bwd_finalize<Tr>(k); });
+        REQUIRE(is("ssm_bwd_finalize"));  // shuffles: threads as threads
+        emulation::launch(std::min(g.x, 16u), g.y, g.z, launch.block.x,
+                          [&k] { ssmtune_kernels::ssm_bwd_finalize<Tr>(k); });
       }
     }
   };
