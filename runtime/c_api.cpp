@@ -187,6 +187,34 @@ ssmtune_status ssmtune_bwd_launch(const ssmtune_bwd_plan* plan, const void* cons
   return launch_status(call->owner()->launch_bwd(*call, ptrs, scratch, stream));
 }
 
+int ssmtune_bwd_plan_states_interval(const ssmtune_bwd_plan* plan) {
+  return plan == nullptr ? 0 : bwd_call(plan)->states_interval();
+}
+
+size_t ssmtune_fwd_plan_states_bytes(const ssmtune_fwd_plan* plan, int interval) {
+  if (plan == nullptr) return 0;
+  return reinterpret_cast<const ssmtune::PreparedCall*>(plan)->states_bytes(interval);
+}
+
+ssmtune_status ssmtune_fwd_launch_saving(const ssmtune_fwd_plan* plan, const void* const* ptrs,
+                                         void* scratch, void* states, int interval, void* stream) {
+  if (plan == nullptr) return null_arg("plan");
+  if (ptrs == nullptr) return null_arg("ptrs");
+  if (states == nullptr) return null_arg("states");
+  const auto* call = reinterpret_cast<const ssmtune::PreparedCall*>(plan);
+  return launch_status(call->owner()->launch_fwd(*call, ptrs, scratch, stream, states, interval));
+}
+
+ssmtune_status ssmtune_bwd_launch_saved(const ssmtune_bwd_plan* plan, const void* const* ptrs,
+                                        void* scratch, const void* states, int interval,
+                                        void* stream) {
+  if (plan == nullptr) return null_arg("plan");
+  if (ptrs == nullptr) return null_arg("ptrs");
+  if (states == nullptr) return null_arg("states");
+  const auto* call = bwd_call(plan);
+  return launch_status(call->owner()->launch_bwd(*call, ptrs, scratch, stream, states, interval));
+}
+
 ssmtune_status ssmtune_bwd_plan_explain(const ssmtune_bwd_plan* plan, char* buf, size_t len) {
   if (plan == nullptr) return null_arg("plan");
   if (buf == nullptr || len == 0) return null_arg("buf");
@@ -195,7 +223,7 @@ ssmtune_status ssmtune_bwd_plan_explain(const ssmtune_bwd_plan* plan, char* buf,
 
 const char* ssmtune_version(void) { return SSMTUNE_VERSION; }
 
-int ssmtune_abi_version(void) { return 3; }
+int ssmtune_abi_version(void) { return 4; }
 
 const char* ssmtune_last_error(void) { return g_last_error.c_str(); }
 

@@ -1,6 +1,8 @@
 // Backward layout validation, its key, and binding pointers to a prepared call.
 #include "runtime/prepared_bwd_call.h"
 
+#include "runtime/saved_states.h"
+
 namespace ssmtune {
 namespace {
 
@@ -55,6 +57,12 @@ PreparedBwdCall::PreparedBwdCall(Runtime* owner, const ssmtune_bwd_args& args,
 
 size_t PreparedBwdCall::scratch_bytes() const {
   return static_cast<size_t>(kernel_->plan().scratch.bytes);
+}
+
+int PreparedBwdCall::states_interval() const {
+  const bwd::BwdConfig& c = choice_.config;
+  if (c.acc != bwd::BwdAcc::kF32 || !valid_states_interval(c.chunk)) return 0;
+  return kernel_->plan().n_chunks > 1 ? c.chunk : 0;
 }
 
 Result<ssmtune_kernels::SsmBwdParams> PreparedBwdCall::bind(const void* const* ptrs) const {

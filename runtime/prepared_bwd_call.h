@@ -42,6 +42,12 @@ class PreparedBwdCall {
   // Caller-provided scratch: the plan's layout (checkpoints, partial sums).
   size_t scratch_bytes() const;
 
+  // Training: the chunk (timesteps) of the states this plan can take from
+  // the forward instead of recomputing them (PreparedCall::states_bytes),
+  // or 0 when it takes none (fp64 accumulation, a chunk that is not a power
+  // of two, a single chunk).
+  int states_interval() const;
+
   Runtime* owner() const { return owner_; }
   const bwd::BwdProblem& problem() const { return layout_.problem; }
   const BwdChoice& choice() const { return choice_; }

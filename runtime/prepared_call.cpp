@@ -1,6 +1,10 @@
 // Layout validation, the layout key, and binding pointers to a prepared call.
 #include "runtime/prepared_call.h"
 
+#include "runtime/saved_states.h"
+#include "ssm/bwd/bwd_params.cuh"
+#include "tuner/fwd/algorithms.h"
+
 namespace ssmtune {
 namespace {
 
@@ -53,6 +57,14 @@ size_t PreparedCall::scratch_bytes() const {
   const FwdPlan& p = kernel_->plan();
   if (p.carries_bytes == 0 && p.flags_bytes == 0) return 0;
   return flags_offset() + p.flags_bytes;
+}
+
+size_t PreparedCall::states_bytes(int interval) const {
+  const FwdAlgorithm* algo = find_fwd_algorithm(choice_.config.algo);
+  if (algo == nullptr || !algo->saves_states() || !valid_states_interval(interval)) return 0;
+  const FwdProblem& p = layout_.problem;
+  return static_cast<size_t>(
+      ssmtune_kernels::bwd_ckpt_bytes(p.batch, p.dim, p.dstate, p.seqlen, interval, 4));
 }
 
 Result<ssmtune_kernels::SsmFwdParams> PreparedCall::bind(const void* const* ptrs) const {

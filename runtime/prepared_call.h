@@ -43,6 +43,12 @@ class PreparedCall {
   size_t scratch_bytes() const;
   size_t flags_offset() const;
 
+  // Training: the bytes of the states a launch saves for a backward whose
+  // chunk is `interval` timesteps (PreparedBwdCall::states_interval); 0
+  // when there are none to save (one chunk), the interval is not a power
+  // of two >= 4, or this config's algorithm cannot save them.
+  size_t states_bytes(int interval) const;
+
   Runtime* owner() const { return owner_; }
   const FwdProblem& problem() const { return layout_.problem; }
   const ConfigChoice& choice() const { return choice_; }

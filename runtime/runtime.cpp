@@ -20,6 +20,7 @@
 #include "runtime/library_tuner.h"
 #include "runtime/prepared_bwd_call.h"
 #include "runtime/prepared_call.h"
+#include "runtime/saved_states.h"
 #include "runtime/selector.h"
 #include "tuner/bwd/family.h"
 #include "tuner/bwd/runner.h"
@@ -339,9 +340,23 @@ Result<const PreparedCall*> Runtime::prepare_fwd(const ssmtune_fwd_args& layout)
 
 Status Runtime::launch_fwd(const PreparedCall& call, const void* const* ptrs, void* scratch,
                            void* stream) {
+  return launch_fwd(call, ptrs, scratch, stream, nullptr, 0);
+}
+
+Status Runtime::launch_fwd(const PreparedCall& call, const void* const* ptrs, void* scratch,
+                           void* stream, void* states, int interval) {
   if (call.owner() != this)
     return Status::invalid_argument("the prepared call belongs to another runtime");
   SSMTUNE_ASSIGN_OR_RETURN(ssmtune_kernels::SsmFwdParams params, call.bind(ptrs));
+  if (states != nullptr || interval != 0) {
+    if (call.states_bytes(interval) == 0)
+      return Status::invalid_argument("states: this call saves none at interval " +
+                                      std::to_string(interval) + " (config " +
+                                      call.choice().config.key() + "; states_bytes is 0)");
+    SSMTUNE_RETURN_IF_ERROR(check_states_buffer(states));
+    params.states = static_cast<float*>(states);
+    params.states_shift = states_shift(interval);
+  }
   SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
   const auto s = static_cast<CUstream>(stream);
   if (call.scratch_bytes() == 0) return call.kernel().launch_on(params, s, 0, 0);
@@ -395,14 +410,29 @@ Result<const PreparedBwdCall*> Runtime::prepare_bwd(const ssmtune_bwd_args& layo
 
 Status Runtime::launch_bwd(const PreparedBwdCall& call, const void* const* ptrs, void* scratch,
                            void* stream) {
+  return launch_bwd(call, ptrs, scratch, stream, nullptr, 0);
+}
+
+Status Runtime::launch_bwd(const PreparedBwdCall& call, const void* const* ptrs, void* scratch,
+                           void* stream, const void* states, int interval) {
   if (call.owner() != this)
     return Status::invalid_argument("the prepared backward call belongs to another runtime");
   SSMTUNE_ASSIGN_OR_RETURN(ssmtune_kernels::SsmBwdParams params, call.bind(ptrs));
+  if (states != nullptr || interval != 0) {
+    if (interval != call.states_interval() || interval == 0)
+      return Status::invalid_argument(
+          "states: saved at interval " + std::to_string(interval) + ", but this backward (" +
+          call.choice().config.key() + ") takes " +
+          (call.states_interval() == 0 ? std::string("none")
+                                       : "interval " + std::to_string(call.states_interval())));
+    SSMTUNE_RETURN_IF_ERROR(check_states_buffer(states));
+  }
   SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
   const auto s = static_cast<CUstream>(stream);
-  if (scratch == nullptr) return call.kernel().launch(params, s, impl_->bwd_scratch.get(stream));
+  if (scratch == nullptr)
+    return call.kernel().launch(params, s, impl_->bwd_scratch.get(stream), states);
   SSMTUNE_RETURN_IF_ERROR(check_scratch_alignment(scratch));
-  return call.kernel().launch_on(params, s, reinterpret_cast<CUdeviceptr>(scratch));
+  return call.kernel().launch_on(params, s, reinterpret_cast<CUdeviceptr>(scratch), states);
 }
 
 std::string Runtime::explain(const PreparedBwdCall& call) {

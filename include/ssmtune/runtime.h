@@ -63,6 +63,13 @@ class Runtime {
   // call.scratch_bytes() bytes (256-aligned), or nullptr for none needed or
   // the runtime's per-stream scratch (allocated on first use).
   Status launch_fwd(const PreparedCall& call, const void* const* ptrs, void* scratch, void* stream);
+  // Training (C ABI: ssmtune_fwd_launch_saving): the same launch, which
+  // also saves into `states` (call.states_bytes(interval) bytes of device
+  // memory, 16-aligned, kept by the caller until the backward has run) the
+  // states a backward of chunk `interval` would otherwise recompute.
+  // InvalidArgument when this call cannot save them (states_bytes is 0).
+  Status launch_fwd(const PreparedCall& call, const void* const* ptrs, void* scratch, void* stream,
+                    void* states, int interval);
   static std::string explain(const PreparedCall& call);
 
   // The backward (C ABI: ssmtune_selective_scan_bwd): every gradient of the
@@ -77,6 +84,12 @@ class Runtime {
   Result<const PreparedBwdCall*> prepare_bwd(const ssmtune_bwd_args& layout);
   Status launch_bwd(const PreparedBwdCall& call, const void* const* ptrs, void* scratch,
                     void* stream);
+  // The backward reading the states that a forward of the same inputs
+  // saved at `interval` (which must be call.states_interval() > 0) instead
+  // of recomputing them; the caller vouches that they belong to these
+  // inputs (ssmtune cannot tell).
+  Status launch_bwd(const PreparedBwdCall& call, const void* const* ptrs, void* scratch,
+                    void* stream, const void* states, int interval);
   static std::string explain(const PreparedBwdCall& call);
 
   // Tunes a problem (a key of any family, e.g. "fwd:b2.d64.l256.n4.g1.fp32.vB.vC")

@@ -151,24 +151,69 @@ PyObject* fwd_explain(PyObject*, PyObject* arg) {
   return PyUnicode_FromString(buf);
 }
 
+// The optional (states, interval) pair that ends a launch's arguments:
+// `extra` of them (0 or 2); false with an exception set.
+bool read_states(const char* fn, PyObject* const* args, Py_ssize_t extra, void** states,
+                 int* interval) {
+  *states = nullptr;
+  *interval = 0;
+  if (extra == 0) return true;
+  if (!as_pointer(args[0], states)) return false;
+  const long v = PyLong_AsLong(args[1]);
+  if (v == -1 && PyErr_Occurred()) return false;
+  if (*states == nullptr || v <= 0 || v > 1 << 20) {
+    PyErr_Format(PyExc_ValueError, "%s: states must be a pointer and interval > 0, got %ld", fn, v);
+    return false;
+  }
+  *interval = static_cast<int>(v);
+  return true;
+}
+
 // fwd_launch(plan, u, delta, A, B, C, D, z, delta_bias, h0, out, out_z,
-//            last_state, scratch, stream) -> None; pointers are ints (0 or
-// None: absent). Enqueues only, so the GIL is kept (a release costs more).
+//            last_state, scratch, stream[, states, interval]) -> None;
+// pointers are ints (0 or None: absent); with states, the training launch
+// that saves the backward's states. Enqueues only, so the GIL is kept (a
+// release costs more).
 PyObject* fwd_launch(PyObject*, PyObject* const* args, Py_ssize_t n) {
   constexpr Py_ssize_t kArgs = SSMTUNE_FWD_NUM_TENSORS + 3;
-  if (n != kArgs) {
+  if (n != kArgs && n != kArgs + 2) {
     PyErr_Format(PyExc_TypeError,
-                 "fwd_launch(plan, 12 pointers, scratch, stream) takes %zd arguments, got %zd",
-                 kArgs, n);
+                 "fwd_launch(plan, 12 pointers, scratch, stream[, states, interval]) takes %zd "
+                 "or %zd arguments, got %zd",
+                 kArgs, kArgs + 2, n);
     return nullptr;
   }
   void* p[kArgs];
   for (Py_ssize_t i = 0; i < kArgs; ++i)
     if (!as_pointer(args[i], &p[i])) return nullptr;
+  void* states;
+  int interval;
+  if (!read_states("fwd_launch", args + kArgs, n - kArgs, &states, &interval)) return nullptr;
+  auto* plan = static_cast<ssmtune_fwd_plan*>(p[0]);
   const ssmtune_status s =
-      ssmtune_fwd_launch(static_cast<ssmtune_fwd_plan*>(p[0]), p + 1, p[kArgs - 2], p[kArgs - 1]);
+      states == nullptr
+          ? ssmtune_fwd_launch(plan, p + 1, p[kArgs - 2], p[kArgs - 1])
+          : ssmtune_fwd_launch_saving(plan, p + 1, p[kArgs - 2], states, interval, p[kArgs - 1]);
   if (s != SSMTUNE_OK) return raise_status(s);
   Py_RETURN_NONE;
+}
+
+// fwd_states_bytes(plan, interval) -> int: 0 when the plan saves none.
+PyObject* fwd_states_bytes(PyObject*, PyObject* const* args, Py_ssize_t n) {
+  if (n != 2) {
+    PyErr_SetString(PyExc_TypeError, "fwd_states_bytes(plan, interval) takes 2 arguments");
+    return nullptr;
+  }
+  void* plan;
+  if (!as_pointer(args[0], &plan)) return nullptr;
+  const long interval = PyLong_AsLong(args[1]);
+  if (interval == -1 && PyErr_Occurred()) return nullptr;
+  if (plan == nullptr) {
+    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
+    return nullptr;
+  }
+  return PyLong_FromSize_t(ssmtune_fwd_plan_states_bytes(static_cast<ssmtune_fwd_plan*>(plan),
+                                                         static_cast<int>(interval)));
 }
 
 // bwd_prepare(runtime: int, layout: tuple[int, ...]) -> int (the plan)
@@ -222,14 +267,16 @@ PyObject* bwd_explain(PyObject*, PyObject* arg) {
 
 // bwd_launch(plan, u, delta, A, B, C, D, z, delta_bias, h0, out, dout, dlast,
 //            du, ddelta, dA, dB, dC, dD, dz, ddelta_bias, dh0, scratch,
-//            stream) -> None; pointers are ints (0 or None: absent).
+//            stream[, states, interval]) -> None; pointers are ints (0 or
+// None: absent); with states, they are read instead of recomputed.
 // Enqueues only; the GIL is kept.
 PyObject* bwd_launch(PyObject*, PyObject* const* args, Py_ssize_t n) {
   constexpr Py_ssize_t kArgs = SSMTUNE_BWD_NUM_TENSORS + 3;
-  if (n != kArgs) {
+  if (n != kArgs && n != kArgs + 2) {
     PyErr_Format(PyExc_TypeError,
-                 "bwd_launch(plan, 21 pointers, scratch, stream) takes %zd arguments, got %zd",
-                 kArgs, n);
+                 "bwd_launch(plan, 21 pointers, scratch, stream[, states, interval]) takes %zd "
+                 "or %zd arguments, got %zd",
+                 kArgs, kArgs + 2, n);
     return nullptr;
   }
   void* p[kArgs];
@@ -239,10 +286,27 @@ PyObject* bwd_launch(PyObject*, PyObject* const* args, Py_ssize_t n) {
     PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
     return nullptr;
   }
+  void* states;
+  int interval;
+  if (!read_states("bwd_launch", args + kArgs, n - kArgs, &states, &interval)) return nullptr;
+  auto* plan = static_cast<ssmtune_bwd_plan*>(p[0]);
   const ssmtune_status s =
-      ssmtune_bwd_launch(static_cast<ssmtune_bwd_plan*>(p[0]), p + 1, p[kArgs - 2], p[kArgs - 1]);
+      states == nullptr
+          ? ssmtune_bwd_launch(plan, p + 1, p[kArgs - 2], p[kArgs - 1])
+          : ssmtune_bwd_launch_saved(plan, p + 1, p[kArgs - 2], states, interval, p[kArgs - 1]);
   if (s != SSMTUNE_OK) return raise_status(s);
   Py_RETURN_NONE;
+}
+
+// bwd_states_interval(plan) -> int: 0 when the plan takes no saved states.
+PyObject* bwd_states_interval(PyObject*, PyObject* arg) {
+  void* plan;
+  if (!as_pointer(arg, &plan)) return nullptr;
+  if (plan == nullptr) {
+    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
+    return nullptr;
+  }
+  return PyLong_FromLong(ssmtune_bwd_plan_states_interval(static_cast<ssmtune_bwd_plan*>(plan)));
 }
 
 template <typename F>
@@ -263,14 +327,18 @@ PyMethodDef kMethods[] = {
     {"fwd_explain", fwd_explain, METH_O, "fwd_explain(plan) -> str"},
     {"fwd_launch", fastcall(fwd_launch), METH_FASTCALL,
      "fwd_launch(plan, u, delta, A, B, C, D, z, delta_bias, h0, out, out_z, last_state, "
-     "scratch, stream)"},
+     "scratch, stream[, states, interval])"},
+    {"fwd_states_bytes", fastcall(fwd_states_bytes), METH_FASTCALL,
+     "fwd_states_bytes(plan, interval) -> int (0: the plan saves none)"},
     {"bwd_prepare", fastcall(bwd_prepare), METH_FASTCALL,
      "bwd_prepare(runtime, layout) -> plan (cached per layout by the runtime)"},
     {"bwd_scratch_bytes", bwd_scratch_bytes, METH_O, "bwd_scratch_bytes(plan) -> int"},
     {"bwd_explain", bwd_explain, METH_O, "bwd_explain(plan) -> str"},
     {"bwd_launch", fastcall(bwd_launch), METH_FASTCALL,
      "bwd_launch(plan, u, delta, A, B, C, D, z, delta_bias, h0, out, dout, dlast, du, ddelta, "
-     "dA, dB, dC, dD, dz, ddelta_bias, dh0, scratch, stream)"},
+     "dA, dB, dC, dD, dz, ddelta_bias, dh0, scratch, stream[, states, interval])"},
+    {"bwd_states_interval", bwd_states_interval, METH_O,
+     "bwd_states_interval(plan) -> int (0: the plan takes no saved states)"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef kModule = {PyModuleDef_HEAD_INIT,

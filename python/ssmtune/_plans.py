@@ -61,7 +61,9 @@ def layout(metas, delta_softplus, slots=SLOTS):
 
 
 class PlanCache:
-    """key -> (plan, scratch bytes, extra); `prepare(key, ...)` fills a miss.
+    """key -> (plan, scratch bytes, extra), and for the backward a fourth
+    field, the interval of the states it takes from the forward (0: none);
+    `prepare(key, ...)` fills a miss.
 
     `get` is the dict's own get, so a hit costs one C call. The values are
     whatever the caller attaches (the op keeps the output shape and the
@@ -87,7 +89,7 @@ class PlanCache:
             entry = (plan, ext.fwd_scratch_bytes(plan), extra)
         else:
             plan = ext.bwd_prepare(runtime, layout(metas, delta_softplus, BWD_SLOTS))
-            entry = (plan, ext.bwd_scratch_bytes(plan), extra)
+            entry = (plan, ext.bwd_scratch_bytes(plan), extra, ext.bwd_states_interval(plan))
         self._plans[key] = entry
         return entry
 

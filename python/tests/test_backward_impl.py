@@ -10,8 +10,9 @@ from ssmtune import ops
 
 
 class Ctx:
-    def __init__(self, saved, last=False, needs=None):
+    def __init__(self, saved, last=False, needs=None, interval=0):
         self.saved_tensors = saved
+        self.states_interval = interval
         self.delta_softplus = True
         self.return_last_state = last
         self.needs_input_grad = needs or tuple(x is not None for x in saved[:9]) + (False,) * 2
@@ -23,8 +24,11 @@ class BwdOp:
     def __init__(self):
         self.calls = []
 
-    def __call__(self, u, delta, A, B, C, D, z, delta_bias, h0, out, dout, dlast, softplus):
+    def __call__(self, u, delta, A, B, C, D, z, delta_bias, h0, out, dout, dlast, softplus,
+                 *states):
         self.calls.append(dict(z=z, out=out, dout=dout, dlast=dlast, softplus=softplus))
+        if states:  # only when the backward takes them
+            self.calls[-1]["saved"] = states[0]
         n = len(self.calls)
         names = ["du", "ddelta", "dA", "dB", "dC"] + [
             g for x, g in ((D, "dD"), (z, "dz"), (delta_bias, "ddelta_bias"), (h0, "dh0"))
@@ -39,8 +43,8 @@ def fake_torch(monkeypatch):
     monkeypatch.setattr(ops, "torch", fake)
 
 
-def saved(D=None, z=None, delta_bias=None, h0=None):
-    return ("u", "delta", "A", "B", "C", D, z, delta_bias, h0, "out" if z else None)
+def saved(D=None, z=None, delta_bias=None, h0=None, states=None):
+    return ("u", "delta", "A", "B", "C", D, z, delta_bias, h0, "out" if z else None, states)
 
 
 def test_plain_one_launch():
@@ -96,3 +100,20 @@ def test_one_gradient_per_input_the_op_received():
     op = BwdOp()
     got = ops._backward_impl(op, Ctx(saved(), needs=(True,) * 5), (["g"],))
     assert got == ("du1", "ddelta1", "dA1", "dB1", "dC1")
+
+
+def test_saved_states_reach_every_launch_of_a_backward_that_takes_them():
+    # The eager path: the states the forward saved (and their interval) go
+    # to both launches (with and without the gate: they depend on neither).
+    op = BwdOp()
+    ctx = Ctx(saved(z="z", states="S"), last=True, interval=16)
+    got = ops._backward_impl(op, ctx, ("go", "gz", None), takes_states=True)
+    assert [c["saved"] for c in op.calls] == [("S", 16), ("S", 16)]
+    assert got[0] == "du1+du2"
+    # Saved none: None; the registered ops' backward never gets the argument.
+    op = BwdOp()
+    ops._backward_impl(op, Ctx(saved()), (["g"],), takes_states=True)
+    assert op.calls[0]["saved"] is None
+    op = BwdOp()
+    ops._backward_impl(op, Ctx(saved(states="S"), interval=16), (["g"],))
+    assert "saved" not in op.calls[0]

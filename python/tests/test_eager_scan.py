@@ -17,7 +17,9 @@ class Fakes:
     def __init__(self):
         self.bwd_calls = []
 
-    def fwd(self, u, delta, A, B, C, D, z, delta_bias, h0, softplus, last):
+    def fwd(self, u, delta, A, B, C, D, z, delta_bias, h0, softplus, last, saved=None):
+        if saved is not None:  # the eager path asks for the backward's states
+            saved.append((torch.full((7,), 5.0), 16))
         outs = [u.detach() * 2]
         if z is not None:
             outs.append(u.detach() * 3)
@@ -25,9 +27,10 @@ class Fakes:
             outs.append(torch.zeros(u.shape[0], u.shape[1], A.shape[-1]))
         return outs
 
-    def bwd(self, u, delta, A, B, C, D, z, delta_bias, h0, out, dout, dlast, softplus):
+    def bwd(self, u, delta, A, B, C, D, z, delta_bias, h0, out, dout, dlast, softplus,
+            saved=None):
         self.bwd_calls.append(dict(z=z is not None, out=out, dout=dout.clone(), dlast=dlast,
-                                   softplus=softplus))
+                                   softplus=softplus, saved=saved))
         present = [u, delta, A, B, C] + [x for x in (D, z, delta_bias, h0) if x is not None]
         return [torch.full_like(x, float(i + 1)) for i, x in enumerate(present)]
 
@@ -94,3 +97,13 @@ def test_leaves_without_requires_grad_get_nothing(fakes):
     out.sum().backward()
     assert t["A"].grad is None and t["B"].grad is None
     assert torch.all(t["u"].grad == 1) and torch.all(t["C"].grad == 5)
+
+
+def test_the_states_the_forward_saved_reach_the_backward(fakes):
+    t = leaves(31, True)
+    out, out_z = apply(t, False)
+    torch.autograd.backward([out, out_z], [torch.ones_like(out), torch.ones_like(out_z)])
+    assert len(fakes.bwd_calls) == 2  # the gated launch and out's own
+    for call in fakes.bwd_calls:
+        states, interval = call["saved"]
+        assert interval == 16 and torch.all(states == 5.0) and states.shape == (7,)

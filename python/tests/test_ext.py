@@ -29,7 +29,7 @@ def test_error_is_a_runtime_error(ext):
 
 
 def test_launch_checks_its_arity(ext):
-    with pytest.raises(TypeError, match="takes 15 arguments, got 3"):
+    with pytest.raises(TypeError, match="takes 15 or 17 arguments, got 3"):
         ext.fwd_launch(1, 2, 3)
 
 
@@ -62,7 +62,7 @@ def test_plan_queries_reject_null(ext):
 
 
 def test_bwd_calls_check_their_arguments(ext):
-    with pytest.raises(TypeError, match="takes 24 arguments, got 3"):
+    with pytest.raises(TypeError, match="takes 24 or 26 arguments, got 3"):
         ext.bwd_launch(1, 2, 3)
     with pytest.raises(ValueError, match="plan must not be 0"):
         ext.bwd_launch(0, *([0] * 23))
@@ -91,3 +91,19 @@ def test_without_a_driver_create_says_so(ext):
         return
     ext.runtime_destroy(rt)
     pytest.skip("a GPU is present")
+
+
+def test_saved_states_calls_check_their_arguments(ext):
+    with pytest.raises(ValueError, match="plan must not be 0"):
+        ext.fwd_states_bytes(0, 16)
+    with pytest.raises(TypeError, match="takes 2 arguments"):
+        ext.fwd_states_bytes(0)
+    with pytest.raises(ValueError, match="plan must not be 0"):
+        ext.bwd_states_interval(0)
+    # A states pointer needs an interval > 0 (checked before the plan is used).
+    with pytest.raises(ValueError, match="states must be a pointer and interval > 0, got 0"):
+        ext.fwd_launch(1, *([0] * 14), 4096, 0)
+    with pytest.raises(ValueError, match="states must be a pointer and interval > 0, got 16"):
+        ext.bwd_launch(1, *([0] * 23), 0, 16)
+    with pytest.raises(ValueError, match="plan must not be NULL"):
+        ext.fwd_launch(0, *([0] * 14), 4096, 16)

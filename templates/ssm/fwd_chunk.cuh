@@ -19,6 +19,32 @@ struct ChunkLanes {
   __device__ __forceinline__ static int split() { return (threadIdx.x % 32) / kLaneStride; }
 };
 
+// A thread's view of SsmFwdParams::states: the states it owns at every
+// checkpoint (the end of a backward chunk) that falls on the end of one of
+// its groups of 4 timesteps. base is null when nothing is saved.
+struct StateSink {
+  float* base = nullptr;   // element (b, j - 1 = 0, n = 0, d)
+  long long n_stride = 0;  // dim
+  long long j_stride = 0;  // dstate * dim
+  int t0 = 0;              // the staged chunk's first timestep
+  int shift = 0;           // log2 of the checkpoint interval (>= 2)
+  int seqlen = 0;
+};
+
+__device__ __forceinline__ StateSink make_state_sink(const SsmFwdParams& p, int b, int d,
+                                                     bool active) {
+  StateSink k;
+  if (p.states == nullptr || !active) return k;
+  const long long interval = 1LL << p.states_shift;
+  const long long saved = (p.seqlen + interval - 1) / interval - 1;  // chunks j >= 1
+  k.n_stride = p.dim;
+  k.j_stride = static_cast<long long>(p.dstate) * p.dim;
+  k.base = p.states + static_cast<long long>(b) * saved * k.j_stride + d;
+  k.shift = p.states_shift;
+  k.seqlen = p.seqlen;
+  return k;
+}
+
 // kOutput: h carries in and out, and y = sum_n C h replaces the dt row of
 // each group of 4 timesteps once it is consumed. Otherwise (aggregate): h
 // starts where the caller set it (zero) and aprod accumulates prod(a), so
@@ -32,7 +58,8 @@ __device__ __forceinline__ void run_chunk(const ChannelStates<Tr>& cs,
                                           typename Tr::AccT (&h)[ChannelStates<Tr>::kPerThread],
                                           typename Tr::AccT (&aprod)[ChannelStates<Tr>::kPerThread],
                                           int c, int s, int len, float* smem,
-                                          const ChunkSmemLayout& l) {
+                                          const ChunkSmemLayout& l,
+                                          const StateSink& sink = StateSink{}) {
   using AccT = typename Tr::AccT;
   using Reduce = SplitReduce4<Tr>;
   constexpr int kPer = ChannelStates<Tr>::kPerThread;
@@ -86,6 +113,17 @@ __device__ __forceinline__ void run_chunk(const ChannelStates<Tr>& cs,
       }
     }
     if constexpr (kOutput) {
+      // The state after this group is a checkpoint when the group ends a
+      // backward chunk before the sequence's end (uniform across the block).
+      const int end = sink.t0 + t + 4;
+      if (sink.base != nullptr && (end & ((1 << sink.shift) - 1)) == 0 && end < sink.seqlen) {
+        float* at = sink.base + ((end >> sink.shift) - 1) * sink.j_stride;
+#pragma unroll
+        for (int k = 0; k < kPer; ++k) {
+          const int n = ChannelStates<Tr>::state(s, k);
+          if (kAllStatesUsed || n < Tr::kN) at[n * sink.n_stride] = static_cast<float>(h[k]);
+        }
+      }
       Reduce::run(y, s, ChunkLanes<Tr>::kLaneStride);
       if (owner) {
 #pragma unroll

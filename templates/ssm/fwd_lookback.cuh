@@ -125,7 +125,9 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_lookback(const SsmFwdPar
   if (threadIdx.x == 0) atomicExch(&p.flags[tile_base + chunk], 2u);
 
   // Re-run the chunk from the incoming state and write the outputs.
-  run_chunk<Tr, true>(cs, hin, aprod, c, s, len, smem, l);
+  StateSink sink = make_state_sink(p, b, d, active);
+  sink.t0 = t0;
+  run_chunk<Tr, true>(cs, hin, aprod, c, s, len, smem, l, sink);
   __syncthreads();
   write_chunk<Tr>(p, tile, t0, len, smem, l);
   if (chunk == p.n_chunks - 1) ChannelStates<Tr>::store_last(p, b, d, s, active, hin);

@@ -62,6 +62,15 @@ struct SsmFwdParams {
   // 1 when every row of u, delta and variable B/C starts on a 16-byte
   // boundary (base address and strides), so rows copy in 16-byte pieces.
   int align16;
+
+  // Training: where the forward saves, fp32, the state entering every
+  // chunk j >= 1 of the backward's chunk (1 << states_shift timesteps), in
+  // the backward's checkpoint layout [(b, j - 1, n, d)] (bwd_ckpt_index),
+  // so the backward does not recompute them. Null: nothing saved. Only the
+  // staged-chunk kernels (sequential, pipelined, split, multipass,
+  // lookback) write them; the launcher checks.
+  float* states;
+  int states_shift;
 };
 
 }  // namespace ssmtune_kernels

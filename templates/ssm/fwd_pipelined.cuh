@@ -477,10 +477,12 @@ __device__ __forceinline__ void pipelined_pass(const SsmFwdParams& p, int j0, in
       aprod[k] = 1;
     }
   }
+  StateSink sink = make_state_sink(p, tile.b, d, active);
   for (int j = 0; j < nc; ++j) {
-    const int len = min(Tr::kChunk, p.seqlen - (j0 + j) * Tr::kChunk);
+    sink.t0 = (j0 + j) * Tr::kChunk;
+    const int len = min(Tr::kChunk, p.seqlen - sink.t0);
     Ring::sync_full(j % kS);
-    run_chunk<Tr, kOutputs, 2>(cs, h, aprod, c, s, len, Ring::stage(smem, j), l);
+    run_chunk<Tr, kOutputs, 2>(cs, h, aprod, c, s, len, Ring::stage(smem, j), l, sink);
     Ring::arrive_empty(j % kS);
   }
   if constexpr (kPass == PipePass::kWhole) {

@@ -29,6 +29,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_sequential(const SsmFwdP
   cs.load(p, d, s, active);
   AccT h[kPer], unused[kPer];
   ChannelStates<Tr>::init(p, tile.b, d, s, active, h, unused);
+  StateSink sink = make_state_sink(p, tile.b, d, active);
 
   // kItems 2: the next chunk's reads are in flight while the current one
   // runs (registers); 1: each chunk is read and stored in one go.
@@ -47,7 +48,8 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_sequential(const SsmFwdP
       const int t_next = t0 + Tr::kChunk;
       if (t_next < p.seqlen) stage.load(p, tile, t_next, min(Tr::kChunk, p.seqlen - t_next));
     }
-    run_chunk<Tr, true>(cs, h, unused, c, s, len, smem, l);
+    sink.t0 = t0;
+    run_chunk<Tr, true>(cs, h, unused, c, s, len, smem, l, sink);
     __syncthreads();
     write_chunk<Tr>(p, tile, t0, len, smem, l);
   }

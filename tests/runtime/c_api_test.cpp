@@ -57,6 +57,28 @@ TEST_CASE("C ABI: backward entry points reject null arguments", "[runtime]") {
   CHECK(ssmtune_bwd_plan_explain(nullptr, buf, sizeof buf) == SSMTUNE_ERROR_INVALID_ARGUMENT);
 }
 
+TEST_CASE("C ABI: saved-states entry points reject null arguments", "[runtime]") {
+  CHECK(ssmtune_bwd_plan_states_interval(nullptr) == 0);
+  CHECK(ssmtune_fwd_plan_states_bytes(nullptr, 16) == 0);
+  const void* ptrs[SSMTUNE_BWD_NUM_TENSORS] = {};
+  float states[4];
+  CHECK(ssmtune_fwd_launch_saving(nullptr, ptrs, nullptr, states, 16, nullptr) ==
+        SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("plan must not be NULL") != std::string::npos);
+  CHECK(ssmtune_bwd_launch_saved(nullptr, ptrs, nullptr, states, 16, nullptr) ==
+        SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("plan must not be NULL") != std::string::npos);
+  // A plan that is not NULL still needs its states buffer (checked before the plan is used).
+  const auto* fake_fwd = reinterpret_cast<const ssmtune_fwd_plan*>(0x1);
+  const auto* fake_bwd = reinterpret_cast<const ssmtune_bwd_plan*>(0x1);
+  CHECK(ssmtune_fwd_launch_saving(fake_fwd, ptrs, nullptr, nullptr, 16, nullptr) ==
+        SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("states must not be NULL") != std::string::npos);
+  CHECK(ssmtune_bwd_launch_saved(fake_bwd, ptrs, nullptr, nullptr, 16, nullptr) ==
+        SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("states must not be NULL") != std::string::npos);
+}
+
 TEST_CASE("C ABI: the backward's pointer order is its struct's field order", "[runtime]") {
   // Bindings fill ptrs from ssmtune_bwd_args' fields in order: 21 tensors.
   CHECK(SSMTUNE_BWD_NUM_TENSORS == 21);
@@ -70,7 +92,7 @@ TEST_CASE("C ABI: the backward's pointer order is its struct's field order", "[r
 
 TEST_CASE("C ABI: version", "[runtime]") {
   CHECK(std::string(ssmtune_version()) == "0.1.0");
-  CHECK(ssmtune_abi_version() == 3);
+  CHECK(ssmtune_abi_version() == 4);
 }
 
 TEST_CASE("C ABI: without a driver, create says so", "[runtime]") {

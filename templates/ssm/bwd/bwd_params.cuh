@@ -136,6 +136,13 @@ struct BwdScratchLayout {
 
 SSMTUNE_HD constexpr long long bwd_align256(long long x) { return (x + 255) / 256 * 256; }
 
+// Bytes of the checkpoints of a backward with this chunk: the state
+// entering each chunk j >= 1, batch * (n_chunks - 1) * dstate * dim AccT.
+SSMTUNE_HD constexpr long long bwd_ckpt_bytes(long long batch, long long dim, long long dstate,
+                                              long long seqlen, long long chunk, int acc_bytes) {
+  return batch * ((seqlen + chunk - 1) / chunk - 1) * dstate * dim * acc_bytes;
+}
+
 SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(long long batch, long long dim,
                                                          long long groups, long long dstate,
                                                          long long seqlen, int chunk, int d_step,
@@ -143,14 +150,13 @@ SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(long long batch, long l
                                                          bool has_bias, int acc_bytes,
                                                          long long segments = 1) {
   BwdScratchLayout l{};
-  const long long n_chunks = (seqlen + chunk - 1) / chunk;
   const long long tiles = groups * tiles_per_group(static_cast<int>(dim / groups), d_step);
   const long long rows = batch * segments;
   const long long var = batch * tiles * dstate * seqlen * 4;
   const long long con = rows * dim * dstate * 4;
   long long at = 0;
   l.ckpt = at;
-  at += bwd_align256(batch * (n_chunks - 1) * dstate * dim * acc_bytes);
+  at += bwd_align256(bwd_ckpt_bytes(batch, dim, dstate, seqlen, chunk, acc_bytes));
   l.carries = at;
   at += bwd_align256(segments > 1 ? 5 * rows * dstate * dim * acc_bytes : 0);
   l.part_b = at;

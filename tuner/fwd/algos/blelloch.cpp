@@ -38,6 +38,7 @@ class Blelloch final : public FwdAlgorithm {
       }
   }
   bool prunes_long_chunks() const override { return false; }
+  bool saves_states() const override { return false; }
   void set_default(const FwdProblem& p, size_t max_shared_bytes, FwdConfig& c) const override {
     // The block scans its channels one at a time, so few per block (4)
     // share the staged B/C chunk; 128 threads x 4 items: a 512-step chunk

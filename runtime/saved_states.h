@@ -1,0 +1,23 @@
+// The states a training forward saves for its backward: the state entering
+// every chunk of the backward after the first, fp32, in the backward's
+// checkpoint layout [(b, j - 1, n, d)] (ssm/bwd/bwd_params.cuh
+// bwd_ckpt_index), so the backward skips the pass that recomputes them (18
+// to 20 percent of its time on the H200 at dstate 16). What they cost is
+// batch * (ceil(seqlen / interval) - 1) * dstate * dim * 4 bytes: at
+// dstate 16 and interval 16, about an fp32 copy of u (docs/memory.md).
+#pragma once
+
+#include "ssmtune/status.h"
+
+namespace ssmtune {
+
+// The intervals the forward can save at: a power of two in [4, 1024] (the
+// kernels test a checkpoint once per group of 4 timesteps, with a mask).
+bool valid_states_interval(int interval);
+// log2(interval) of a valid interval.
+int states_shift(int interval);
+
+// A launch's states buffer: given, and aligned to its fp32 elements.
+Status check_states_buffer(const void* states);
+
+}  // namespace ssmtune

@@ -1,0 +1,251 @@
+// States saved by a training forward for its backward, on the GPU: each
+// forward algorithm that can save them (sequential, pipelined, split,
+// multipass, look-back) writes every checkpoint the backward's own pass
+// would compute (the same values, in the same layout, nothing left
+// unwritten), and the backward that reads them matches fp64 and is
+// deterministic; the sequential and multipass backwards; odd lengths, h0,
+// groups, constant B/C, dstate 64; what is refused (a forward that cannot
+// save, a wrong interval) and what saves nothing (a single chunk).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "jit/device.h"
+#include "jit/device_buffer.h"
+#include "jit/stream.h"
+#include "runtime/call_args.h"
+#include "runtime/prepared_bwd_call.h"
+#include "runtime/prepared_call.h"
+#include "ssm/bwd/bwd_params.cuh"
+#include "ssmtune/runtime.h"
+#include "support/bwd_grads.h"
+#include "support/gpu_helpers.h"
+#include "tuner/bwd/config.h"
+#include "tuner/bwd/device_problem.h"
+#include "tuner/bwd/host_grads.h"
+#include "tuner/bwd/reference_cpu.h"
+#include "tuner/fwd/device_problem.h"
+#include "tuner/fwd/heuristics.h"
+#include "tuner/fwd/reference_cpu.h"
+
+namespace ssmtune {
+namespace {
+
+using bwd::BwdProblem;
+using bwd::DeviceGradBytes;
+using testing::check_bwd_bitwise_equal;
+using testing::check_bwd_grads;
+using testing::require_ok;
+
+uint64_t test_seed(const char* what) {
+  // SSMTUNE_TEST_SEED replays a failing draw.
+  const char* fixed = std::getenv("SSMTUNE_TEST_SEED");
+  const uint64_t seed = fixed ? std::strtoull(fixed, nullptr, 10) : std::random_device{}();
+  std::printf("%s seed %llu\n", what, static_cast<unsigned long long>(seed));
+  return seed;
+}
+
+std::vector<const void*> fwd_pointers(const FwdTensors& t) {
+  return {t.u.data, t.delta.data,      t.A.data,  t.B.data,   t.C.data,     t.D.data,
+          t.z.data, t.delta_bias.data, t.h0.data, t.out.data, t.out_z.data, t.last_state.data};
+}
+
+std::vector<const void*> bwd_pointers(const bwd::BwdTensors& t) {
+  return {t.u.data,  t.delta.data,       t.A.data,  t.B.data,   t.C.data,    t.D.data,
+          t.z.data,  t.delta_bias.data,  t.h0.data, t.out.data, t.dout.data, t.dlast.data,
+          t.du.data, t.ddelta.data,      t.dA.data, t.dB.data,  t.dC.data,   t.dD.data,
+          t.dz.data, t.ddelta_bias.data, t.dh0.data};
+}
+
+// A runtime whose every call runs these configs ("fwd,bwd" keys).
+std::unique_ptr<Runtime> forced_runtime(const std::string& keys) {
+  ::setenv("SSMTUNE_FORCE_CONFIG", keys.c_str(), 1);
+  RuntimeOptions o;
+  o.use_db = false;
+  auto created = Runtime::create(o);
+  ::unsetenv("SSMTUNE_FORCE_CONFIG");
+  return require_ok(std::move(created));
+}
+
+struct Grid {
+  const char* key;
+  bool multipass;  // also the multipass backward (3 segments)
+};
+
+const Grid kGrid[] = {
+    {"bwd:b2.d64.l1000.n16.g1.fp32.vB.vC.D.z.bias.sp.last.h0.dlast", true},
+    {"bwd:b2.d48.l129.n16.g2.bf16.vB.vC.D.z.bias.sp", false},
+    {"bwd:b2.d16.l1000.n4.g1.fp32.D.bias.sp", false},
+    {"bwd:b1.d40.l300.n64.g1.bf16.vB.vC.D.z", false},
+    {"bwd:b2.d24.l2048.n16.g1.fp16.vB.vC.z", true},
+};
+
+const ScanAlgo kSavers[] = {ScanAlgo::kSequential, ScanAlgo::kPipelined, ScanAlgo::kSplit,
+                            ScanAlgo::kMultiPass, ScanAlgo::kLookback};
+
+TEST_CASE("forwards save the backward's checkpoints; the backward reading them matches fp64",
+          "[gpu][runtime][states]") {
+  const auto dev = require_ok(jit::query_device(0));
+  auto stream = require_ok(jit::Stream::create());
+  uint64_t seed = test_seed("saved states gpu test");
+  int checked = 0;
+  for (const Grid& g : kGrid) {
+    const BwdProblem p = require_ok(BwdProblem::from_key(g.key));
+    seed += 7;
+    INFO("problem " << g.key << " seed " << seed);
+    const FwdHostInputs in = make_inputs(p.fwd, seed);
+    const std::vector<double> dout = bwd::make_dout(p.fwd, seed + 1);
+    const std::vector<double> dlast =
+        p.has_dlast ? bwd::make_dlast(p.fwd, seed + 2) : std::vector<double>{};
+    const FwdHostOutputs y = reference_fwd(in);
+    const bwd::BwdHostGrads ref = bwd::reference_backward_cpu(in, dout, dlast);
+    auto bp = require_ok(bwd::BwdDeviceProblem::upload(in, p.has_dlast, y.out, dout, dlast));
+    auto fp = require_ok(FwdDeviceProblem::upload(in));
+    const ssmtune_bwd_args bargs = to_c_args(bp.tensors(), p.fwd.delta_softplus);
+    const ssmtune_fwd_args fargs = to_c_args(fp.tensors(), p.fwd.delta_softplus);
+    const auto bptrs = bwd_pointers(bp.tensors());
+    const auto fptrs = fwd_pointers(fp.tensors());
+
+    std::vector<bwd::BwdConfig> bwds;
+    bwd::BwdConfig base =
+        bwd::default_config(p, bwd::BwdAcc::kF32, dev.max_shared_per_block).config;
+    base.algo = bwd::BwdAlgo::kSequential;
+    base.segments = 1;
+    bwds.push_back(base);
+    if (g.multipass) {
+      base.algo = bwd::BwdAlgo::kMultiPass;
+      base.segments = 3;
+      bwds.push_back(base);
+    }
+    for (const bwd::BwdConfig& bc : bwds) {
+      REQUIRE_STATUS_OK(bwd::check_config(p, bc, dev.max_shared_per_block));
+      for (ScanAlgo algo : kSavers) {
+        const FwdConfig fc = default_config(p.fwd, algo, AccType::kF32, dev.max_shared_per_block);
+        if (!check_config(p.fwd, fc, dev.max_shared_per_block).ok()) {
+          std::printf("%-58s %-40s (not legal here)\n", g.key, fc.key().c_str());
+          continue;
+        }
+        INFO("forward " << fc.key() << ", backward " << bc.key());
+        auto rt = forced_runtime(fc.key() + "," + bc.key());
+        const PreparedCall* fcall = require_ok(rt->prepare_fwd(fargs));
+        const PreparedBwdCall* bcall = require_ok(rt->prepare_bwd(bargs));
+        REQUIRE(fcall->choice().config.key() == fc.key());
+        REQUIRE(bcall->choice().config == bc);
+        const int interval = bcall->states_interval();
+        REQUIRE(interval == bc.chunk);
+        const long long n_chunks = (p.fwd.seqlen + interval - 1) / interval;
+        const size_t bytes = fcall->states_bytes(interval);
+        REQUIRE(bytes ==
+                static_cast<size_t>(p.fwd.batch * (n_chunks - 1) * p.fwd.dstate * p.fwd.dim * 4));
+        const size_t count = bytes / 4;
+
+        // The forward saving them, into a poisoned buffer.
+        auto states = require_ok(jit::DeviceBuffer::allocate(bytes));
+        REQUIRE_STATUS_OK(states.fill_bytes(0xFF, stream.get()));
+        REQUIRE_STATUS_OK(fp.poison_outputs(stream.get()));
+        REQUIRE_STATUS_OK(rt->launch_fwd(*fcall, fptrs.data(), nullptr, stream.get(),
+                                         reinterpret_cast<void*>(states.get()), interval));
+        REQUIRE_STATUS_OK(stream.synchronize());
+        std::vector<float> saved(count);
+        REQUIRE_STATUS_OK(states.download(saved));
+
+        // The backward computing them itself, into the caller's scratch.
+        auto scratch = require_ok(jit::DeviceBuffer::allocate(bcall->scratch_bytes()));
+        void* mine = reinterpret_cast<void*>(scratch.get());
+        REQUIRE_STATUS_OK(bp.poison_outputs(stream.get()));
+        REQUIRE_STATUS_OK(rt->launch_bwd(*bcall, bptrs.data(), mine, stream.get()));
+        REQUIRE_STATUS_OK(stream.synchronize());
+        const DeviceGradBytes recomputed = require_ok(bp.download());
+        std::vector<float> own(count);
+        REQUIRE_STATUS_OK(scratch.download(
+            own.data(), bytes, static_cast<size_t>(bcall->kernel().plan().scratch.ckpt)));
+        double worst = 0, scale = 0;
+        size_t unwritten = 0;
+        for (size_t i = 0; i < count; ++i) {
+          if (!std::isfinite(saved[i])) {
+            ++unwritten;
+            continue;
+          }
+          worst = std::max(worst, std::abs(static_cast<double>(saved[i]) - own[i]));
+          scale = std::max(scale, std::abs(static_cast<double>(own[i])));
+        }
+        CHECK(unwritten == 0);
+        CHECK(scale > 0);
+        CHECK(worst <= 2e-5 * scale);
+
+        // The backward reading them: fp64's budgets, and the same bits twice.
+        auto run_saved = [&] {
+          REQUIRE_STATUS_OK(bp.poison_outputs(stream.get()));
+          REQUIRE_STATUS_OK(rt->launch_bwd(*bcall, bptrs.data(), mine, stream.get(),
+                                           reinterpret_cast<void*>(states.get()), interval));
+          REQUIRE_STATUS_OK(stream.synchronize());
+          return require_ok(bp.download());
+        };
+        const DeviceGradBytes first = run_saved();
+        const std::string line = check_bwd_grads(p.fwd, ref, first, false);
+        check_bwd_bitwise_equal(first, run_saved(), "two backwards from saved states");
+        check_bwd_grads(p.fwd, ref, recomputed, false);
+        std::printf("%-58s %-40s %-30s max |saved - own| %.1e of %.1e;%s\n", g.key,
+                    fc.key().c_str(), bc.key().c_str(), worst, scale, line.c_str());
+        ++checked;
+
+        // A wrong interval is refused, and nothing is launched.
+        CHECK(rt->launch_bwd(*bcall, bptrs.data(), mine, stream.get(),
+                             reinterpret_cast<void*>(states.get()), interval * 2)
+                  .code() == Code::kInvalidArgument);
+        CHECK(rt->launch_fwd(*fcall, fptrs.data(), nullptr, stream.get(),
+                             reinterpret_cast<void*>(states.get()), 12)
+                  .code() == Code::kInvalidArgument);
+      }
+    }
+  }
+  CHECK(checked >= 20);
+}
+
+TEST_CASE("what saves no states: a time-parallel forward, a single chunk",
+          "[gpu][runtime][states]") {
+  const auto dev = require_ok(jit::query_device(0));
+  auto stream = require_ok(jit::Stream::create());
+  const uint64_t seed = test_seed("saved states refusals");
+
+  // The warp scan never holds a chunk's end state in one thread.
+  const BwdProblem p = require_ok(BwdProblem::from_key("bwd:b2.d32.l256.n16.g1.bf16.vB.vC.D.z"));
+  const FwdHostInputs in = make_inputs(p.fwd, seed);
+  auto fp = require_ok(FwdDeviceProblem::upload(in));
+  const FwdConfig warp =
+      default_config(p.fwd, ScanAlgo::kWarpScan, AccType::kF32, dev.max_shared_per_block);
+  REQUIRE_STATUS_OK(check_config(p.fwd, warp, dev.max_shared_per_block));
+  auto rt = forced_runtime(warp.key());
+  const PreparedCall* call =
+      require_ok(rt->prepare_fwd(to_c_args(fp.tensors(), p.fwd.delta_softplus)));
+  CHECK(call->states_bytes(16) == 0);
+  auto states = require_ok(jit::DeviceBuffer::allocate(1 << 20));
+  const auto ptrs = fwd_pointers(fp.tensors());
+  const Status refused = rt->launch_fwd(*call, ptrs.data(), nullptr, stream.get(),
+                                        reinterpret_cast<void*>(states.get()), 16);
+  CHECK(refused.code() == Code::kInvalidArgument);
+  CHECK(refused.message().find("saves none") != std::string::npos);
+
+  // A sequence of one backward chunk has no state to save.
+  const BwdProblem shortp = require_ok(BwdProblem::from_key("bwd:b2.d40.l7.n8.g2.fp32.vB.D.z"));
+  const FwdHostInputs sin = make_inputs(shortp.fwd, seed + 1);
+  const std::vector<double> dout = bwd::make_dout(shortp.fwd, seed + 2);
+  const FwdHostOutputs y = reference_fwd(sin);
+  auto bp = require_ok(bwd::BwdDeviceProblem::upload(sin, false, y.out, dout, {}));
+  RuntimeOptions o;
+  o.use_db = false;
+  auto plain = require_ok(Runtime::create(o));
+  const PreparedBwdCall* bcall =
+      require_ok(plain->prepare_bwd(to_c_args(bp.tensors(), shortp.fwd.delta_softplus)));
+  CHECK(bcall->states_interval() == 0);
+}
+
+}  // namespace
+}  // namespace ssmtune
