@@ -206,15 +206,26 @@ def grads_of(style, leaves, softplus, last, dout, dlast):
 
 
 def test_every_path_and_repeats_give_the_same_bits():
+    """The registered ops recompute the checkpoints in the backward and agree
+    bit for bit, call after call; the eager path reads the ones its forward
+    saved (ops.py, saved states), repeats bit for bit too, and differs from
+    the ops by the forward's rounding at most: at this shape the forward is
+    the split scan, whose states come from a combine in another order."""
     leaves, g = make_case("bits.bf16", torch.bfloat16, "g2", 4, 256, 2048, 16, True, True, True)
     dout = torch.randn(4, 256, 2048, device="cuda", generator=g).to(torch.bfloat16)
     dlast = torch.randn(4, 256, 16, device="cuda", generator=g)
     first = grads_of("custom_op", leaves, True, True, dout, dlast)
-    for style in ("custom_op", "library", "eager", "custom_op"):
+    for style in ("custom_op", "library", "custom_op"):
         again = grads_of(style, leaves, True, True, dout, dlast)
         for a, b in zip(first, again):
             if a is not None:
                 torch.testing.assert_close(a, b, rtol=0, atol=0)
+    eager = grads_of("eager", leaves, True, True, dout, dlast)
+    again = grads_of("eager", leaves, True, True, dout, dlast)
+    for a, b, op in zip(eager, again, first):
+        if a is not None:
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+            torch.testing.assert_close(a, op)  # the dtype's default tolerance
 
 
 def test_determinism_fp32_constant_bc_long():

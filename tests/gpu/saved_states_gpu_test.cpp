@@ -166,6 +166,12 @@ TEST_CASE("forwards save the backward's checkpoints; the backward reading them m
         std::vector<float> own(count);
         REQUIRE_STATUS_OK(scratch.download(
             own.data(), bytes, static_cast<size_t>(bcall->kernel().plan().scratch.ckpt)));
+        // The multipass backward computes no checkpoint at a segment's
+        // first chunk (it starts from the combined carries): those slots of
+        // its own buffer hold nothing to compare with.
+        const long long seg_chunks = bcall->kernel().plan().seg_chunks;
+        const bool segmented = bcall->kernel().plan().segments > 1;
+        const long long per_chunk = p.fwd.dstate * p.fwd.dim;
         double worst = 0, scale = 0;
         size_t unwritten = 0;
         for (size_t i = 0; i < count; ++i) {
@@ -173,6 +179,8 @@ TEST_CASE("forwards save the backward's checkpoints; the backward reading them m
             ++unwritten;
             continue;
           }
+          const long long j = static_cast<long long>(i) / per_chunk % (n_chunks - 1) + 1;
+          if (segmented && j % seg_chunks == 0) continue;
           worst = std::max(worst, std::abs(static_cast<double>(saved[i]) - own[i]));
           scale = std::max(scale, std::abs(static_cast<double>(own[i])));
         }
