@@ -191,9 +191,16 @@ int ssmtune_bwd_plan_states_interval(const ssmtune_bwd_plan* plan) {
   return plan == nullptr ? 0 : bwd_call(plan)->states_interval();
 }
 
-size_t ssmtune_fwd_plan_states_bytes(const ssmtune_fwd_plan* plan, int interval) {
-  if (plan == nullptr) return 0;
-  return reinterpret_cast<const ssmtune::PreparedCall*>(plan)->states_bytes(interval);
+ssmtune_status ssmtune_fwd_plan_prepare_states(const ssmtune_fwd_plan* plan, int interval,
+                                               size_t* bytes) {
+  if (bytes == nullptr) return null_arg("bytes");
+  *bytes = 0;
+  if (plan == nullptr) return null_arg("plan");
+  const auto* call = reinterpret_cast<const ssmtune::PreparedCall*>(plan);
+  auto got = call->owner()->prepare_states(*call, interval);
+  if (!got) return launch_status(got.status());
+  *bytes = *got;
+  return SSMTUNE_OK;
 }
 
 ssmtune_status ssmtune_fwd_launch_saving(const ssmtune_fwd_plan* plan, const void* const* ptrs,

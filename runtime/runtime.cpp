@@ -166,6 +166,10 @@ struct Runtime::Impl {
 
   PlanCache<PreparedCall> fwd_plans;
   PlanCache<PreparedBwdCall> bwd_plans;
+  // The saving variants of forward kernels (training: they write the
+  // backward's states), by problem and config key; built under compile_mu.
+  std::map<std::string, std::shared_ptr<const FwdKernel>> saving_kernels;
+  std::shared_mutex saving_mu;
   StreamScratch<FwdScratch> fwd_scratch;
   StreamScratch<bwd::BwdScratch> bwd_scratch;
 
@@ -203,6 +207,28 @@ struct Runtime::Impl {
     SSMTUNE_ASSIGN_OR_RETURN(bwd::BwdKernel k, bwd::build_bwd_kernel(*compiler, p, c, device.arch(),
                                                                      device.max_shared_per_block));
     return std::make_shared<bwd::BwdKernel>(std::move(k));
+  }
+
+  // The saving variant of a prepared forward's kernel: compiled (or loaded
+  // from the cubin cache) on first use. Needs the context current.
+  Result<std::shared_ptr<const FwdKernel>> saving_kernel(const PreparedCall& call) {
+    const std::string key = call.problem().key() + " " + call.choice().config.key();
+    {
+      std::shared_lock<std::shared_mutex> read(saving_mu);
+      if (auto it = saving_kernels.find(key); it != saving_kernels.end()) return it->second;
+    }
+    std::lock_guard<std::mutex> compile_lock(compile_mu);
+    {
+      std::shared_lock<std::shared_mutex> read(saving_mu);
+      if (auto it = saving_kernels.find(key); it != saving_kernels.end()) return it->second;
+    }
+    SSMTUNE_ASSIGN_OR_RETURN(FwdKernel k,
+                             build_fwd_kernel(*compiler, call.problem(), call.choice().config,
+                                              device.arch(), device.max_shared_per_block, true));
+    auto kernel = std::make_shared<const FwdKernel>(std::move(k));
+    std::unique_lock<std::shared_mutex> write(saving_mu);
+    saving_kernels.emplace(key, kernel);
+    return kernel;
   }
 
   // The memo's entry for `p`: selected (and tuned on first use when asked)
@@ -358,12 +384,27 @@ Status Runtime::launch_fwd(const PreparedCall& call, const void* const* ptrs, vo
     params.states_shift = states_shift(interval);
   }
   SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
+  std::shared_ptr<const FwdKernel> saving;
+  if (params.states != nullptr) {
+    SSMTUNE_ASSIGN_OR_RETURN(saving, impl_->saving_kernel(call));
+  }
+  const FwdKernel& kernel = saving ? *saving : call.kernel();
   const auto s = static_cast<CUstream>(stream);
-  if (call.scratch_bytes() == 0) return call.kernel().launch_on(params, s, 0, 0);
-  if (scratch == nullptr) return call.kernel().launch(params, s, impl_->fwd_scratch.get(stream));
+  if (call.scratch_bytes() == 0) return kernel.launch_on(params, s, 0, 0);
+  if (scratch == nullptr) return kernel.launch(params, s, impl_->fwd_scratch.get(stream));
   SSMTUNE_RETURN_IF_ERROR(check_scratch_alignment(scratch));
   const auto base = reinterpret_cast<CUdeviceptr>(scratch);
-  return call.kernel().launch_on(params, s, base, base + call.flags_offset());
+  return kernel.launch_on(params, s, base, base + call.flags_offset());
+}
+
+Result<size_t> Runtime::prepare_states(const PreparedCall& call, int interval) {
+  if (call.owner() != this)
+    return Status::invalid_argument("the prepared call belongs to another runtime");
+  const size_t bytes = call.states_bytes(interval);
+  if (bytes == 0) return bytes;
+  SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
+  SSMTUNE_RETURN_IF_ERROR(impl_->saving_kernel(call).status());
+  return bytes;
 }
 
 std::string Runtime::explain(const PreparedCall& call) {

@@ -63,11 +63,18 @@ class Runtime {
   // call.scratch_bytes() bytes (256-aligned), or nullptr for none needed or
   // the runtime's per-stream scratch (allocated on first use).
   Status launch_fwd(const PreparedCall& call, const void* const* ptrs, void* scratch, void* stream);
-  // Training (C ABI: ssmtune_fwd_launch_saving): the same launch, which
-  // also saves into `states` (call.states_bytes(interval) bytes of device
-  // memory, 16-aligned, kept by the caller until the backward has run) the
-  // states a backward of chunk `interval` would otherwise recompute.
-  // InvalidArgument when this call cannot save them (states_bytes is 0).
+  // Training (C ABI: ssmtune_fwd_plan_prepare_states): the bytes of the
+  // states a launch of `call` saves for a backward of chunk `interval`
+  // (PreparedBwdCall::states_interval), 0 when it saves none; compiles the
+  // forward's saving variant the first time (do it before a CUDA graph
+  // capture).
+  Result<size_t> prepare_states(const PreparedCall& call, int interval);
+  // Training (C ABI: ssmtune_fwd_launch_saving): the launch that also saves
+  // into `states` (prepare_states' bytes of device memory, 16-aligned, kept
+  // by the caller until the backward has run) the states a backward of
+  // chunk `interval` would otherwise recompute, through the saving variant
+  // (compiled here if prepare_states did not). InvalidArgument when this
+  // call saves none at that interval.
   Status launch_fwd(const PreparedCall& call, const void* const* ptrs, void* scratch, void* stream,
                     void* states, int interval);
   static std::string explain(const PreparedCall& call);

@@ -199,13 +199,17 @@ ssmtune_status ssmtune_bwd_plan_explain(const ssmtune_bwd_plan* plan, char* buf,
  * state entering every backward chunk after the first, fp32; 18 to 20
  * percent of the backward's time on an H200 at dstate 16). The backward
  * plan says at which interval it takes them (0: none: fp64 accumulation,
- * a single chunk); the forward plan says how many bytes they take at that
- * interval (0: none to save, or its config's algorithm cannot save them),
- * batch * (ceil(seqlen / interval) - 1) * dstate * dim * 4. The caller
- * owns the buffer (device memory, 16-aligned) from the forward's launch to
- * the backward's, and vouches that both calls see the same inputs. */
+ * a single chunk); preparing the forward plan for that interval gives the
+ * bytes they take, batch * (ceil(seqlen / interval) - 1) * dstate * dim *
+ * 4 (0: none to save, or its config's algorithm cannot save them), and
+ * compiles the forward's saving variant (the plain kernel never writes
+ * them, and pays nothing for it): call it outside CUDA graph capture. The
+ * caller owns the buffer (device memory, 16-aligned) from the forward's
+ * launch to the backward's, and vouches that both calls see the same
+ * inputs. */
 int ssmtune_bwd_plan_states_interval(const ssmtune_bwd_plan* plan);
-size_t ssmtune_fwd_plan_states_bytes(const ssmtune_fwd_plan* plan, int interval);
+ssmtune_status ssmtune_fwd_plan_prepare_states(const ssmtune_fwd_plan* plan, int interval,
+                                               size_t* bytes);
 /* ssmtune_fwd_launch, which also writes the states into `states`. */
 ssmtune_status ssmtune_fwd_launch_saving(const ssmtune_fwd_plan* plan, const void* const* ptrs,
                                          void* scratch, void* states, int interval, void* stream);

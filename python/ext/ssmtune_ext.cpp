@@ -198,10 +198,11 @@ PyObject* fwd_launch(PyObject*, PyObject* const* args, Py_ssize_t n) {
   Py_RETURN_NONE;
 }
 
-// fwd_states_bytes(plan, interval) -> int: 0 when the plan saves none.
-PyObject* fwd_states_bytes(PyObject*, PyObject* const* args, Py_ssize_t n) {
+// fwd_prepare_states(plan, interval) -> int: the bytes of the states a
+// launch saves (0: none), its saving variant compiled.
+PyObject* fwd_prepare_states(PyObject*, PyObject* const* args, Py_ssize_t n) {
   if (n != 2) {
-    PyErr_SetString(PyExc_TypeError, "fwd_states_bytes(plan, interval) takes 2 arguments");
+    PyErr_SetString(PyExc_TypeError, "fwd_prepare_states(plan, interval) takes 2 arguments");
     return nullptr;
   }
   void* plan;
@@ -212,8 +213,14 @@ PyObject* fwd_states_bytes(PyObject*, PyObject* const* args, Py_ssize_t n) {
     PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
     return nullptr;
   }
-  return PyLong_FromSize_t(ssmtune_fwd_plan_states_bytes(static_cast<ssmtune_fwd_plan*>(plan),
-                                                         static_cast<int>(interval)));
+  size_t bytes = 0;
+  ssmtune_status s;
+  PyThreadState* ts = PyEval_SaveThread();  // compiling may take seconds
+  s = ssmtune_fwd_plan_prepare_states(static_cast<ssmtune_fwd_plan*>(plan),
+                                      static_cast<int>(interval), &bytes);
+  PyEval_RestoreThread(ts);
+  if (s != SSMTUNE_OK) return raise_status(s);
+  return PyLong_FromSize_t(bytes);
 }
 
 // bwd_prepare(runtime: int, layout: tuple[int, ...]) -> int (the plan)
@@ -328,8 +335,9 @@ PyMethodDef kMethods[] = {
     {"fwd_launch", fastcall(fwd_launch), METH_FASTCALL,
      "fwd_launch(plan, u, delta, A, B, C, D, z, delta_bias, h0, out, out_z, last_state, "
      "scratch, stream[, states, interval])"},
-    {"fwd_states_bytes", fastcall(fwd_states_bytes), METH_FASTCALL,
-     "fwd_states_bytes(plan, interval) -> int (0: the plan saves none)"},
+    {"fwd_prepare_states", fastcall(fwd_prepare_states), METH_FASTCALL,
+     "fwd_prepare_states(plan, interval) -> int bytes (0: the plan saves none; compiles the "
+     "saving variant)"},
     {"bwd_prepare", fastcall(bwd_prepare), METH_FASTCALL,
      "bwd_prepare(runtime, layout) -> plan (cached per layout by the runtime)"},
     {"bwd_scratch_bytes", bwd_scratch_bytes, METH_O, "bwd_scratch_bytes(plan) -> int"},

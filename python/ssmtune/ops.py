@@ -186,7 +186,7 @@ def _states_spec(key, fwd_plan, u, delta, A, B, C, D, z, delta_bias, h0, out, de
             entry = _bwd_prepare(bwd_key, (u, delta, A, B, C, D, z, delta_bias, h0, saved_out,
                                            out, None), delta_softplus)
         interval = entry[3]
-        nbytes = _ext.ext().fwd_states_bytes(fwd_plan, interval) if interval else 0
+        nbytes = _ext.ext().fwd_prepare_states(fwd_plan, interval) if interval else 0
         if nbytes and (_SAVE_STATES == "always" or nbytes <= 4 * u.numel()):
             spec = (interval, nbytes // 4)
     _states_specs[key] = spec

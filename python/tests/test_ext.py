@@ -95,9 +95,9 @@ def test_without_a_driver_create_says_so(ext):
 
 def test_saved_states_calls_check_their_arguments(ext):
     with pytest.raises(ValueError, match="plan must not be 0"):
-        ext.fwd_states_bytes(0, 16)
+        ext.fwd_prepare_states(0, 16)
     with pytest.raises(TypeError, match="takes 2 arguments"):
-        ext.fwd_states_bytes(0)
+        ext.fwd_prepare_states(0)
     with pytest.raises(ValueError, match="plan must not be 0"):
         ext.bwd_states_interval(0)
     # A states pointer needs an interval > 0 (checked before the plan is used).

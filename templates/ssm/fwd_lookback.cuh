@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_lookback(const SsmFwdPar
   if (threadIdx.x == 0) atomicExch(&p.flags[tile_base + chunk], 2u);
 
   // Re-run the chunk from the incoming state and write the outputs.
-  StateSink sink = make_state_sink(p, b, d, active);
+  auto sink = make_state_sink(p, b, d, active);
   sink.t0 = t0;
   run_chunk<Tr, true>(cs, hin, aprod, c, s, len, smem, l, sink);
   __syncthreads();

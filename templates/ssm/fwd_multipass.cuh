@@ -50,7 +50,7 @@ __device__ __forceinline__ void multipass_chunk(const SsmFwdParams& p) {
   }
   stage_chunk<Tr>(p, tile, t0, len, smem, l);
   __syncthreads();
-  StateSink sink = make_state_sink(p, tile.b, d, active);
+  auto sink = make_state_sink(p, tile.b, d, active);
   sink.t0 = t0;
   run_chunk<Tr, kOutputPass>(cs, h, aprod, c, s, len, smem, l, sink);
   if constexpr (kOutputPass) {

@@ -477,7 +477,7 @@ __device__ __forceinline__ void pipelined_pass(const SsmFwdParams& p, int j0, in
       aprod[k] = 1;
     }
   }
-  StateSink sink = make_state_sink(p, tile.b, d, active);
+  auto sink = make_state_sink(p, tile.b, d, active);
   for (int j = 0; j < nc; ++j) {
     sink.t0 = (j0 + j) * Tr::kChunk;
     const int len = min(Tr::kChunk, p.seqlen - sink.t0);

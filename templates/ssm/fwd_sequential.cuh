@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_sequential(const SsmFwdP
   cs.load(p, d, s, active);
   AccT h[kPer], unused[kPer];
   ChannelStates<Tr>::init(p, tile.b, d, s, active, h, unused);
-  StateSink sink = make_state_sink(p, tile.b, d, active);
+  auto sink = make_state_sink(p, tile.b, d, active);
 
   // kItems 2: the next chunk's reads are in flight while the current one
   // runs (registers); 1: each chunk is read and stored in one go.

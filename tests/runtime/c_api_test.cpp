@@ -59,7 +59,12 @@ TEST_CASE("C ABI: backward entry points reject null arguments", "[runtime]") {
 
 TEST_CASE("C ABI: saved-states entry points reject null arguments", "[runtime]") {
   CHECK(ssmtune_bwd_plan_states_interval(nullptr) == 0);
-  CHECK(ssmtune_fwd_plan_states_bytes(nullptr, 16) == 0);
+  size_t bytes = 7;
+  CHECK(ssmtune_fwd_plan_prepare_states(nullptr, 16, &bytes) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(bytes == 0);
+  CHECK(std::string(ssmtune_last_error()).find("plan must not be NULL") != std::string::npos);
+  CHECK(ssmtune_fwd_plan_prepare_states(nullptr, 16, nullptr) == SSMTUNE_ERROR_INVALID_ARGUMENT);
+  CHECK(std::string(ssmtune_last_error()).find("bytes must not be NULL") != std::string::npos);
   const void* ptrs[SSMTUNE_BWD_NUM_TENSORS] = {};
   float states[4];
   CHECK(ssmtune_fwd_launch_saving(nullptr, ptrs, nullptr, states, 16, nullptr) ==

@@ -140,9 +140,12 @@ Status FwdKernel::launch_on(ssmtune_kernels::SsmFwdParams params, CUstream strea
 }
 
 Result<FwdKernel> build_fwd_kernel(jit::Compiler& compiler, const FwdProblem& p, const FwdConfig& c,
-                                   const std::string& arch, size_t max_shared_bytes) {
+                                   const std::string& arch, size_t max_shared_bytes,
+                                   bool saves_states) {
   SSMTUNE_ASSIGN_OR_RETURN(FwdPlan plan, plan_fwd(p, c, max_shared_bytes));
-  auto specs = jit::make_programs(plan.kernels, 0, arch, "ssm_fwd");
+  auto specs =
+      jit::make_programs(plan.kernels, 0, arch, saves_states ? "ssm_fwd_states" : "ssm_fwd");
+  if (saves_states) specs.at(0).extra_options.push_back(kSavesStatesOption);
   SSMTUNE_ASSIGN_OR_RETURN(jit::CompiledProgram program, compiler.compile(specs.at(0)));
   return FwdKernel::load(std::move(plan), program);
 }

@@ -57,8 +57,15 @@ class FwdKernel {
   std::vector<jit::KernelImage> images_;
 };
 
-// Compiles (through the compiler's cache) and loads one config.
+// The NVRTC option that compiles a forward's saving variant: its output
+// passes write SsmFwdParams::states (ssm/fwd_chunk.cuh StateSink), which
+// the plain kernels do not even test for.
+inline constexpr const char* kSavesStatesOption = "-DSSMTUNE_FWD_SAVES_STATES=1";
+
+// Compiles (through the compiler's cache) and loads one config; with
+// saves_states, its saving variant (the training forward's).
 Result<FwdKernel> build_fwd_kernel(jit::Compiler& compiler, const FwdProblem& p, const FwdConfig& c,
-                                   const std::string& arch, size_t max_shared_bytes);
+                                   const std::string& arch, size_t max_shared_bytes,
+                                   bool saves_states = false);
 
 }  // namespace ssmtune

@@ -208,12 +208,15 @@ struct LaneReduceScatter {
 };
 
 // The adjoint carry alone over one staged chunk (dt, C and dy rows), from
-// its last group to its first: g = r + C dy, r = a g. Starting from r = 0
-// over a segment it gives the segment's reverse map r -> prod(a) r + q.
+// its last group to its first: g = r + C dy, r = a g; aprod accumulates
+// prod(a). Starting from r = 0, aprod = 1 over a segment it gives the
+// segment's reverse map r -> prod(a) r + q (prod(a) is also the forward
+// map's slope).
 template <typename Tr>
 __device__ __forceinline__ void bwd_reverse_carry(
-    const ChannelStates<Tr>& cs, typename Tr::AccT (&r)[ChannelStates<Tr>::kPerThread], int c,
-    int s, int len, const float* smem, const BwdSmemLayout& L) {
+    const ChannelStates<Tr>& cs, typename Tr::AccT (&r)[ChannelStates<Tr>::kPerThread],
+    typename Tr::AccT (&aprod)[ChannelStates<Tr>::kPerThread], int c, int s, int len,
+    const float* smem, const BwdSmemLayout& L) {
   using AccT = typename Tr::AccT;
   constexpr int kPer = ChannelStates<Tr>::kPerThread;
   constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
@@ -236,7 +239,10 @@ __device__ __forceinline__ void bwd_reverse_carry(
 #pragma unroll
         for (int j = 3; j >= 0; --j) {
           const AccT g = r[k] + static_cast<AccT>(cv[j]) * static_cast<AccT>(dy[j]);
-          r[k] = exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false) * g;
+          const AccT a =
+              exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false);
+          r[k] = a * g;
+          aprod[k] *= a;
         }
       }
     }

@@ -7,6 +7,9 @@
 //   the state at each segment's start (from h0), then in reverse for the
 //   adjoint carry into each segment's end (from dlast).
 // C (ssm_bwd_multipass_chunks): the sequential kernel's body per segment.
+// With the checkpoints given (ckpt_ready: saved by the forward) the states
+// at the segments' starts are among them: A skips the forward map (half
+// its reads and exps) and B copies them instead of walking the maps.
 // Then ssm_bwd_finalize sums the per-(b, segment) partials in order.
 #pragma once
 
@@ -41,13 +44,13 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   AccT h[kPer], aprod[kPer], r[kPer];
 #pragma unroll
   for (int k = 0; k < kPer; ++k) h[k] = 0, aprod[k] = 1, r[k] = 0;
-  for (int j = j_begin; j < j_end; ++j) {
+  for (int j = j_begin; p.ckpt_ready == 0 && j < j_end; ++j) {
     const int len = min(Tr::kChunk, f.seqlen - j * Tr::kChunk);
     __syncthreads();
     ChunkStage<BwdNoC<Tr>>::stream(f, tile, j * Tr::kChunk, len, smem, L.chunk_nc, threadIdx.x,
                                    blockDim.x);
     __syncthreads();
-    bwd_forward_chunk<Tr, true>(cs, h, c, s, len, smem, L.chunk_nc, nullptr, aprod);
+    bwd_forward_chunk<Tr>(cs, h, c, s, len, smem, L.chunk_nc, nullptr);
   }
   for (int j = j_end - 1; j >= j_begin; --j) {
     const int t0 = j * Tr::kChunk;
@@ -56,7 +59,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     ChunkStage<Tr>::stream(f, tile, t0, len, smem, L.chunk, threadIdx.x, blockDim.x);
     bwd_stage_dy<Tr, false>(p, tile, t0, len, smem + L.dy, L.chunk.row);
     __syncthreads();
-    bwd_reverse_carry<Tr>(cs, r, c, s, len, smem, L);
+    bwd_reverse_carry<Tr>(cs, r, aprod, c, s, len, smem, L);
   }
   AccT* carries = static_cast<AccT*>(p.carries);
   const long long kind = static_cast<long long>(f.batch) * p.segments * Tr::kN * dim;
@@ -90,7 +93,18 @@ __global__ void __launch_bounds__(kBwdCombineThreads)
   constexpr int kGroup = 8;
   AccT h = 0;
   if constexpr (Tr::kH0) h = p.f.h0[b * p.f.h0_batch_stride + d * p.f.h0_dim_stride + n];
-  for (long long s0 = 0; s0 < S; s0 += kGroup) {
+  // The states at the segments' starts: copied from the checkpoints when
+  // they are given (segment s starts chunk s * seg_chunks), else walked and
+  // checkpointed too (C checkpoints the other chunks: the buffer is whole).
+  AccT* ckpt = static_cast<AccT*>(p.ckpt);
+  auto ckpt_at = [&](long long seg) {
+    return bwd_ckpt_index(b, seg * p.seg_chunks, n, d, p.n_chunks, Tr::kN, dim);
+  };
+  if (p.ckpt_ready != 0) {
+    for (long long seg = 0; seg < S; ++seg)
+      carries[3 * kind + at(seg)] = seg == 0 ? h : ckpt[ckpt_at(seg)];
+  }
+  for (long long s0 = 0; p.ckpt_ready == 0 && s0 < S; s0 += kGroup) {
     AccT a[kGroup], c[kGroup];
 #pragma unroll
     for (int j = 0; j < kGroup; ++j)
@@ -99,6 +113,7 @@ __global__ void __launch_bounds__(kBwdCombineThreads)
     for (int j = 0; j < kGroup; ++j)
       if (s0 + j < S) {
         carries[3 * kind + at(s0 + j)] = h;
+        if (s0 + j > 0) ckpt[ckpt_at(s0 + j)] = h;
         h = a[j] * h + c[j];
       }
   }

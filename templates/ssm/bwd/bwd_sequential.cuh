@@ -76,7 +76,7 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
   AccT* ckpt = static_cast<AccT*>(p.ckpt);
   // ckpt slot of the state entering chunk j >= 1, state n: ((b, j - 1, n), d).
   auto ckpt_index = [&](int j, int n) { return bwd_ckpt_index(b, j, n, d, n_chunks, Tr::kN, dim); };
-  // h at the segment's start.
+  // h at the segment's start (the combine's result).
   AccT h[kPer], unused[kPer];
   auto start_state = [&] {
     if constexpr (kSegmented) {
