@@ -191,6 +191,10 @@ int ssmtune_bwd_plan_states_interval(const ssmtune_bwd_plan* plan) {
   return plan == nullptr ? 0 : bwd_call(plan)->states_interval();
 }
 
+size_t ssmtune_bwd_plan_states_scratch_bytes(const ssmtune_bwd_plan* plan) {
+  return plan == nullptr ? 0 : bwd_call(plan)->states_scratch_bytes();
+}
+
 ssmtune_status ssmtune_fwd_plan_prepare_states(const ssmtune_fwd_plan* plan, int interval,
                                                size_t* bytes) {
   if (bytes == nullptr) return null_arg("bytes");

@@ -59,6 +59,10 @@ size_t PreparedBwdCall::scratch_bytes() const {
   return static_cast<size_t>(kernel_->plan().scratch.bytes);
 }
 
+size_t PreparedBwdCall::states_scratch_bytes() const {
+  return static_cast<size_t>(kernel_->plan().scratch.ckpt);
+}
+
 int PreparedBwdCall::states_interval() const {
   const bwd::BwdConfig& c = choice_.config;
   if (c.acc != bwd::BwdAcc::kF32 || !valid_states_interval(c.chunk)) return 0;

@@ -39,8 +39,11 @@ class PreparedBwdCall {
   // the vector-access switch follows the pointers. Errors name the argument.
   Result<ssmtune_kernels::SsmBwdParams> bind(const void* const* ptrs) const;
 
-  // Caller-provided scratch: the plan's layout (checkpoints, partial sums).
+  // Caller-provided scratch: the plan's layout (partial sums, checkpoints).
   size_t scratch_bytes() const;
+  // The scratch of a launch given saved states: the layout up to the
+  // checkpoints, which come last.
+  size_t states_scratch_bytes() const;
 
   // Training: the chunk (timesteps) of the states this plan can take from
   // the forward instead of recomputing them (PreparedCall::states_bytes),

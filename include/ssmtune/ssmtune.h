@@ -208,6 +208,9 @@ ssmtune_status ssmtune_bwd_plan_explain(const ssmtune_bwd_plan* plan, char* buf,
  * launch to the backward's, and vouches that both calls see the same
  * inputs. */
 int ssmtune_bwd_plan_states_interval(const ssmtune_bwd_plan* plan);
+/* The scratch a launch given saved states needs: less than
+ * ssmtune_bwd_plan_scratch_bytes by the checkpoints it would compute. */
+size_t ssmtune_bwd_plan_states_scratch_bytes(const ssmtune_bwd_plan* plan);
 ssmtune_status ssmtune_fwd_plan_prepare_states(const ssmtune_fwd_plan* plan, int interval,
                                                size_t* bytes);
 /* ssmtune_fwd_launch, which also writes the states into `states`. */

@@ -305,6 +305,18 @@ PyObject* bwd_launch(PyObject*, PyObject* const* args, Py_ssize_t n) {
   Py_RETURN_NONE;
 }
 
+// bwd_states_scratch_bytes(plan) -> int: the scratch of a launch given states.
+PyObject* bwd_states_scratch_bytes(PyObject*, PyObject* arg) {
+  void* plan;
+  if (!as_pointer(arg, &plan)) return nullptr;
+  if (plan == nullptr) {
+    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
+    return nullptr;
+  }
+  return PyLong_FromSize_t(
+      ssmtune_bwd_plan_states_scratch_bytes(static_cast<ssmtune_bwd_plan*>(plan)));
+}
+
 // bwd_states_interval(plan) -> int: 0 when the plan takes no saved states.
 PyObject* bwd_states_interval(PyObject*, PyObject* arg) {
   void* plan;
@@ -347,6 +359,8 @@ PyMethodDef kMethods[] = {
      "dA, dB, dC, dD, dz, ddelta_bias, dh0, scratch, stream[, states, interval])"},
     {"bwd_states_interval", bwd_states_interval, METH_O,
      "bwd_states_interval(plan) -> int (0: the plan takes no saved states)"},
+    {"bwd_states_scratch_bytes", bwd_states_scratch_bytes, METH_O,
+     "bwd_states_scratch_bytes(plan) -> int (the scratch of a launch given saved states)"},
     {nullptr, nullptr, 0, nullptr}};
 
 PyModuleDef kModule = {PyModuleDef_HEAD_INIT,

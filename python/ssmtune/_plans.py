@@ -61,9 +61,10 @@ def layout(metas, delta_softplus, slots=SLOTS):
 
 
 class PlanCache:
-    """key -> (plan, scratch bytes, extra), and for the backward a fourth
-    field, the interval of the states it takes from the forward (0: none);
-    `prepare(key, ...)` fills a miss.
+    """key -> (plan, scratch bytes, extra), and for the backward two more
+    fields: the interval of the states it takes from the forward (0: none)
+    and the scratch bytes of a launch given them; `prepare(key, ...)` fills
+    a miss.
 
     `get` is the dict's own get, so a hit costs one C call. The values are
     whatever the caller attaches (the op keeps the output shape and the
@@ -89,7 +90,8 @@ class PlanCache:
             entry = (plan, ext.fwd_scratch_bytes(plan), extra)
         else:
             plan = ext.bwd_prepare(runtime, layout(metas, delta_softplus, BWD_SLOTS))
-            entry = (plan, ext.bwd_scratch_bytes(plan), extra, ext.bwd_states_interval(plan))
+            entry = (plan, ext.bwd_scratch_bytes(plan), extra, ext.bwd_states_interval(plan),
+                     ext.bwd_states_scratch_bytes(plan))
         self._plans[key] = entry
         return entry
 

@@ -299,7 +299,11 @@ def _bwd_cuda(u, delta, A, B, C, D, z, delta_bias, initial_state, out, dout, dla
     if entry is None:
         entry = _bwd_prepare(key, (u, delta, A, B, C, D, z, delta_bias, initial_state, out, dout,
                                    dlast), delta_softplus)
-    plan, scratch_bytes, (index,), interval = entry
+    plan, scratch_bytes, (index,), interval, states_scratch = entry
+    if saved is not None and saved[1] != interval:
+        saved = None  # saved for another plan's chunk: recomputed here
+    if saved is not None:
+        scratch_bytes = states_scratch  # the checkpoints come from the forward
     du = _empty_like(u, memory_format=_CONTIGUOUS)
     ddelta = _empty_like(delta, memory_format=_CONTIGUOUS)
     dA = _empty_like(A, memory_format=_CONTIGUOUS)
@@ -333,7 +337,7 @@ def _bwd_cuda(u, delta, A, B, C, D, z, delta_bias, initial_state, out, dout, dla
         None if ddelta_bias is None else ddelta_bias.data_ptr(),
         None if dh0 is None else dh0.data_ptr(),
         None if scratch is None else scratch.data_ptr(), _raw_stream(index),
-        *((saved[0].data_ptr(), interval) if saved is not None and saved[1] == interval else ()))
+        *((saved[0].data_ptr(), interval) if saved is not None else ()))
     return grads
 
 

@@ -100,6 +100,8 @@ def test_saved_states_calls_check_their_arguments(ext):
         ext.fwd_prepare_states(0)
     with pytest.raises(ValueError, match="plan must not be 0"):
         ext.bwd_states_interval(0)
+    with pytest.raises(ValueError, match="plan must not be 0"):
+        ext.bwd_states_scratch_bytes(0)
     # A states pointer needs an interval > 0 (checked before the plan is used).
     with pytest.raises(ValueError, match="states must be a pointer and interval > 0, got 0"):
         ext.fwd_launch(1, *([0] * 14), 4096, 0)

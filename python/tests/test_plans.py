@@ -104,12 +104,15 @@ class FakeBwdExt(FakeExt):
     def bwd_states_interval(self, plan):
         return 16
 
+    def bwd_states_scratch_bytes(self, plan):
+        return 1024
+
 
 def test_bwd_cache_prepares_backward_plans():
     fake = FakeBwdExt()
     cache = _plans.PlanCache(lambda: fake, "bwd")
     e = cache.prepare("k", 7, [None] * 21, True, extra=(0,))
-    assert e == (2001, 4096, (0,), 16)  # the saved states' interval last
+    assert e == (2001, 4096, (0,), 16, 1024)  # saved states: their interval, the scratch
     assert fake.prepared[0][0] == "bwd" and len(fake.prepared[0][1]) == 211
     assert cache.get("k") is e
     with pytest.raises(ValueError, match="unknown kernel family"):

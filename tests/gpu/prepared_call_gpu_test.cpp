@@ -14,6 +14,7 @@
 #include "runtime/prepared_call.h"
 #include "ssmtune/runtime.h"
 #include "support/gpu_helpers.h"
+#include "support/launch_pointers.h"
 #include "tuner/accuracy.h"
 #include "tuner/fwd/device_problem.h"
 #include "tuner/fwd/reference_cpu.h"
@@ -22,17 +23,13 @@
 namespace ssmtune {
 namespace {
 
+using testing::fwd_pointers;
 using testing::require_ok;
 
 struct Outputs {  // as FwdDeviceProblem downloads them
   std::vector<unsigned char> out, out_z;
   std::vector<float> last;
 };
-
-std::vector<const void*> pointers(const FwdTensors& t) {
-  return {t.u.data, t.delta.data,      t.A.data,  t.B.data,   t.C.data,     t.D.data,
-          t.z.data, t.delta_bias.data, t.h0.data, t.out.data, t.out_z.data, t.last_state.data};
-}
 
 template <typename Launch>
 Outputs run(FwdDeviceProblem& dp, jit::Stream& stream, Launch&& launch) {
@@ -71,7 +68,7 @@ TEST_CASE("prepared calls match the library call", "[gpu][runtime]") {
     const ssmtune_fwd_args args = to_c_args(dp.tensors(), p.delta_softplus);
     const PreparedCall* call = require_ok(rt->prepare_fwd(args));
     CHECK(require_ok(rt->prepare_fwd(args)) == call);  // cached per layout
-    const auto ptrs = pointers(dp.tensors());
+    const auto ptrs = fwd_pointers(dp.tensors());
     const Outputs prepared =
         run(dp, stream, [&] { return rt->launch_fwd(*call, ptrs.data(), nullptr, stream.get()); });
     const Outputs library =
@@ -106,7 +103,7 @@ TEST_CASE("configs with scratch run on the caller's scratch", "[gpu][runtime]") 
     INFO(Runtime::explain(*call));
     REQUIRE(call->scratch_bytes() > 0);
     auto scratch = require_ok(jit::DeviceBuffer::allocate(call->scratch_bytes()));
-    const auto ptrs = pointers(dp.tensors());
+    const auto ptrs = fwd_pointers(dp.tensors());
     void* mine = reinterpret_cast<void*>(scratch.get());
     const Outputs with_mine =
         run(dp, stream, [&] { return rt->launch_fwd(*call, ptrs.data(), mine, stream.get()); });

@@ -25,6 +25,7 @@
 #include "ssmtune/runtime.h"
 #include "support/bwd_grads.h"
 #include "support/gpu_helpers.h"
+#include "support/launch_pointers.h"
 #include "tuner/bwd/config.h"
 #include "tuner/bwd/device_problem.h"
 #include "tuner/bwd/host_grads.h"
@@ -38,17 +39,11 @@ using bwd::BwdDeviceProblem;
 using bwd::BwdHostGrads;
 using bwd::BwdProblem;
 using bwd::DeviceGradBytes;
+using testing::bwd_pointers;
 using testing::check_bwd_bitwise_equal;
 using testing::check_bwd_grads;
 using testing::require_ok;
-
-uint64_t test_seed(const char* what) {
-  // SSMTUNE_TEST_SEED replays a failing draw.
-  const char* fixed = std::getenv("SSMTUNE_TEST_SEED");
-  const uint64_t seed = fixed ? std::strtoull(fixed, nullptr, 10) : std::random_device{}();
-  std::printf("%s seed %llu\n", what, static_cast<unsigned long long>(seed));
-  return seed;
-}
+using testing::test_seed;
 
 // One problem's inputs on the device, its fp64 gradients and its C arguments.
 struct BwdCase {
@@ -70,14 +65,6 @@ BwdCase make_case(const BwdProblem& p, uint64_t seed) {
   auto dp = require_ok(BwdDeviceProblem::upload(in, p.has_dlast, fwd.out, dout, dlast));
   const ssmtune_bwd_args args = to_c_args(dp.tensors(), p.fwd.delta_softplus);
   return {p, std::move(ref), std::move(dp), args};
-}
-
-// The launch pointers in SSMTUNE_BWD_* order.
-std::vector<const void*> pointers(const bwd::BwdTensors& t) {
-  return {t.u.data,  t.delta.data,       t.A.data,  t.B.data,   t.C.data,    t.D.data,
-          t.z.data,  t.delta_bias.data,  t.h0.data, t.out.data, t.dout.data, t.dlast.data,
-          t.du.data, t.ddelta.data,      t.dA.data, t.dB.data,  t.dC.data,   t.dD.data,
-          t.dz.data, t.ddelta_bias.data, t.dh0.data};
 }
 
 // The layout of a call: the same tensors with no data pointers.
@@ -149,7 +136,7 @@ TEST_CASE("the runtime backward matches fp64: library call and prepared plans, b
     const std::string line = check_bwd_grads(p.fwd, c.ref, library, accumulates_f64(*call));
     std::printf("%-60s %-28s%s\n", key, call->choice().config.key().c_str(), line.c_str());
 
-    const auto ptrs = pointers(c.dp.tensors());
+    const auto ptrs = bwd_pointers(c.dp.tensors());
     REQUIRE(call->scratch_bytes() > 0);
     auto scratch = require_ok(jit::DeviceBuffer::allocate(call->scratch_bytes()));
     void* mine = reinterpret_cast<void*>(scratch.get());
@@ -177,7 +164,7 @@ TEST_CASE("prepared backward launches check their pointers and scratch", "[gpu][
   auto stream = require_ok(jit::Stream::create());
   const PreparedBwdCall* call = require_ok(rt->prepare_bwd(c.args));
   auto scratch = require_ok(jit::DeviceBuffer::allocate(call->scratch_bytes() + 256));
-  const auto ptrs = pointers(c.dp.tensors());
+  const auto ptrs = bwd_pointers(c.dp.tensors());
   void* misaligned = reinterpret_cast<void*>(scratch.get() + 16);
   Status s = rt->launch_bwd(*call, ptrs.data(), misaligned, stream.get());
   CHECK(s.code() == Code::kInvalidArgument);
@@ -219,7 +206,7 @@ TEST_CASE("many threads launch one backward plan on their own streams and scratc
   auto dp = require_ok(BwdDeviceProblem::upload(in, true, fwd.out, dout, dlast));
   const PreparedBwdCall* call =
       require_ok(rt->prepare_bwd(to_c_args(dp.tensors(), p.fwd.delta_softplus)));
-  const auto base_ptrs = pointers(dp.tensors());
+  const auto base_ptrs = bwd_pointers(dp.tensors());
   const DeviceGradBytes want = run(
       dp, stream, [&] { return rt->launch_bwd(*call, base_ptrs.data(), nullptr, stream.get()); });
   check_bwd_grads(p.fwd, bwd::reference_backward_cpu(in, dout, dlast), want,
@@ -246,7 +233,7 @@ TEST_CASE("many threads launch one backward plan on their own streams and scratc
         errors[t] = "setup failed";
         return;
       }
-      const auto ptrs = pointers(mine->tensors());
+      const auto ptrs = bwd_pointers(mine->tensors());
       void* buf = reinterpret_cast<void*>(scratch->get());
       for (int k = 0; k < kCalls; ++k) {
         Status st = mine->poison_outputs(s->get());
@@ -304,7 +291,7 @@ TEST_CASE("forced backward configs (sequential, multipass) run on the caller's s
     CHECK(call->choice().config == config);
     CHECK(Runtime::explain(*call).find("forced by $SSMTUNE_FORCE_CONFIG") != std::string::npos);
     auto scratch = require_ok(jit::DeviceBuffer::allocate(call->scratch_bytes()));
-    const auto ptrs = pointers(c.dp.tensors());
+    const auto ptrs = bwd_pointers(c.dp.tensors());
     void* mine = reinterpret_cast<void*>(scratch.get());
     const DeviceGradBytes with_mine =
         run(c.dp, stream, [&] { return rt->launch_bwd(*call, ptrs.data(), mine, stream.get()); });
@@ -391,7 +378,7 @@ TEST_CASE("the runtime backward selects tuned entries: exact, then nearest", "[g
   INFO(Runtime::explain(*near));
   CHECK(near->choice().rule == SelectRule::kNearest);
   CHECK(near->choice().source_problem == p.key());
-  const auto ptrs = pointers(l.dp.tensors());
+  const auto ptrs = bwd_pointers(l.dp.tensors());
   const DeviceGradBytes got_near =
       run(l.dp, stream, [&] { return rt->launch_bwd(*near, ptrs.data(), nullptr, stream.get()); });
   check_bwd_grads(longer.fwd, l.ref, got_near, false);

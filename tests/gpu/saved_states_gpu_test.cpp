@@ -29,6 +29,7 @@
 #include "ssmtune/runtime.h"
 #include "support/bwd_grads.h"
 #include "support/gpu_helpers.h"
+#include "support/launch_pointers.h"
 #include "tuner/bwd/config.h"
 #include "tuner/bwd/device_problem.h"
 #include "tuner/bwd/host_grads.h"
@@ -42,29 +43,12 @@ namespace {
 
 using bwd::BwdProblem;
 using bwd::DeviceGradBytes;
+using testing::bwd_pointers;
 using testing::check_bwd_bitwise_equal;
 using testing::check_bwd_grads;
+using testing::fwd_pointers;
 using testing::require_ok;
-
-uint64_t test_seed(const char* what) {
-  // SSMTUNE_TEST_SEED replays a failing draw.
-  const char* fixed = std::getenv("SSMTUNE_TEST_SEED");
-  const uint64_t seed = fixed ? std::strtoull(fixed, nullptr, 10) : std::random_device{}();
-  std::printf("%s seed %llu\n", what, static_cast<unsigned long long>(seed));
-  return seed;
-}
-
-std::vector<const void*> fwd_pointers(const FwdTensors& t) {
-  return {t.u.data, t.delta.data,      t.A.data,  t.B.data,   t.C.data,     t.D.data,
-          t.z.data, t.delta_bias.data, t.h0.data, t.out.data, t.out_z.data, t.last_state.data};
-}
-
-std::vector<const void*> bwd_pointers(const bwd::BwdTensors& t) {
-  return {t.u.data,  t.delta.data,       t.A.data,  t.B.data,   t.C.data,    t.D.data,
-          t.z.data,  t.delta_bias.data,  t.h0.data, t.out.data, t.dout.data, t.dlast.data,
-          t.du.data, t.ddelta.data,      t.dA.data, t.dB.data,  t.dC.data,   t.dD.data,
-          t.dz.data, t.ddelta_bias.data, t.dh0.data};
-}
+using testing::test_seed;
 
 // A runtime whose every call runs these configs ("fwd,bwd" keys).
 std::unique_ptr<Runtime> forced_runtime(const std::string& keys) {
@@ -189,10 +173,15 @@ TEST_CASE("forwards save the backward's checkpoints; the backward reading them m
         CHECK(scale > 0);
         CHECK(worst <= 2e-5 * scale);
 
-        // The backward reading them: fp64's budgets, and the same bits twice.
+        // The backward reading them, on a scratch without the checkpoint
+        // region (they come last): fp64's budgets, and the same bits twice.
+        REQUIRE(bcall->states_scratch_bytes() > 0);
+        CHECK(bcall->states_scratch_bytes() + bytes <= bcall->scratch_bytes());
+        auto small = require_ok(jit::DeviceBuffer::allocate(bcall->states_scratch_bytes()));
         auto run_saved = [&] {
           REQUIRE_STATUS_OK(bp.poison_outputs(stream.get()));
-          REQUIRE_STATUS_OK(rt->launch_bwd(*bcall, bptrs.data(), mine, stream.get(),
+          REQUIRE_STATUS_OK(rt->launch_bwd(*bcall, bptrs.data(),
+                                           reinterpret_cast<void*>(small.get()), stream.get(),
                                            reinterpret_cast<void*>(states.get()), interval));
           REQUIRE_STATUS_OK(stream.synchronize());
           return require_ok(bp.download());

@@ -59,6 +59,7 @@ TEST_CASE("C ABI: backward entry points reject null arguments", "[runtime]") {
 
 TEST_CASE("C ABI: saved-states entry points reject null arguments", "[runtime]") {
   CHECK(ssmtune_bwd_plan_states_interval(nullptr) == 0);
+  CHECK(ssmtune_bwd_plan_states_scratch_bytes(nullptr) == 0);
   size_t bytes = 7;
   CHECK(ssmtune_fwd_plan_prepare_states(nullptr, 16, &bytes) == SSMTUNE_ERROR_INVALID_ARGUMENT);
   CHECK(bytes == 0);

@@ -1,13 +1,26 @@
-// Helpers for the GPU suites: unwrap Results inside Catch2 assertions and
-// name the device's own arch.
+// Helpers for the GPU suites: unwrap Results inside Catch2 assertions, name
+// the device's own arch, draw a printed (replayable) seed.
 #pragma once
 
 #include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
 
 #include "jit/device.h"
 #include "ssmtune/status.h"
 
 namespace ssmtune::testing {
+
+// A fresh seed, printed with `what`; SSMTUNE_TEST_SEED replays a failing draw.
+inline uint64_t test_seed(const char* what) {
+  const char* fixed = std::getenv("SSMTUNE_TEST_SEED");
+  const uint64_t seed = fixed ? std::strtoull(fixed, nullptr, 10) : std::random_device{}();
+  std::printf("%s seed %llu\n", what, static_cast<unsigned long long>(seed));
+  return seed;
+}
 
 template <typename T>
 T require_ok(Result<T> r) {

@@ -123,12 +123,14 @@ SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_
 }
 
 // The scratch of one backward call, in bytes from its start (each region
-// 256-byte aligned). Memory cost: checkpoints batch * (n_chunks - 1) *
-// dstate * dim AccT (1/chunk of a (batch, dim, seqlen, dstate) tensor);
-// multipass carries 5 * batch * segments * dstate * dim AccT; variable
-// dB/dC partials batch * groups * tiles_per_group * dstate * seqlen fp32
-// each (constant: batch * segments * dim * dstate); dA partials batch *
-// segments * dim * dstate; dD and ddelta_bias partials batch * segments * dim.
+// 256-byte aligned). Memory cost: multipass carries 5 * batch * segments *
+// dstate * dim AccT; variable dB/dC partials batch * groups *
+// tiles_per_group * dstate * seqlen fp32 each (constant: batch * segments
+// * dim * dstate); dA partials batch * segments * dim * dstate; dD and
+// ddelta_bias partials batch * segments * dim; then the checkpoints, batch
+// * (n_chunks - 1) * dstate * dim AccT (1/chunk of a (batch, dim, seqlen,
+// dstate) tensor), which a launch given the forward's saved states does not
+// need: it needs only the bytes before them (ckpt).
 struct BwdScratchLayout {
   long long ckpt, carries, part_b, part_c, part_a, part_d, part_bias;
   long long bytes;
@@ -155,8 +157,6 @@ SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(long long batch, long l
   const long long var = batch * tiles * dstate * seqlen * 4;
   const long long con = rows * dim * dstate * 4;
   long long at = 0;
-  l.ckpt = at;
-  at += bwd_align256(bwd_ckpt_bytes(batch, dim, dstate, seqlen, chunk, acc_bytes));
   l.carries = at;
   at += bwd_align256(segments > 1 ? 5 * rows * dstate * dim * acc_bytes : 0);
   l.part_b = at;
@@ -169,6 +169,9 @@ SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(long long batch, long l
   at += bwd_align256(has_d ? rows * dim * 4 : 0);
   l.part_bias = at;
   at += bwd_align256(has_bias ? rows * dim * 4 : 0);
+  // Last, so that a launch given saved states needs only the first l.ckpt bytes.
+  l.ckpt = at;
+  at += bwd_align256(bwd_ckpt_bytes(batch, dim, dstate, seqlen, chunk, acc_bytes));
   l.bytes = at;
   return l;
 }
