@@ -67,8 +67,9 @@ struct SsmFwdParams {
   // chunk j >= 1 of the backward's chunk (1 << states_shift timesteps), in
   // the backward's checkpoint layout [(b, j - 1, n, d)] (bwd_ckpt_index),
   // so the backward does not recompute them. Null: nothing saved. Only the
-  // staged-chunk kernels (sequential, pipelined, split, multipass,
-  // lookback) write them; the launcher checks.
+  // saving variants of the staged-chunk kernels (sequential, pipelined,
+  // split, multipass, look-back; compiled with SSMTUNE_FWD_SAVES_STATES=1)
+  // write them; the launcher checks and picks the variant.
   float* states;
   int states_shift;
 };
