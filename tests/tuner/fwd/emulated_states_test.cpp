@@ -1,0 +1,193 @@
+// The forward's saving variant (SSMTUNE_FWD_SAVES_STATES) run on the host
+// through tests/support/cuda_emulation.h: the sequential kernel writes every
+// checkpoint of the backward's layout [(b, j - 1, n, d)] (none left
+// poisoned, none past the buffer) with the state after j * interval steps
+// (the fp64 reference's last state of the sequence cut there), for
+// intervals shorter and longer than the kernel's chunk, a partial tile, two
+// groups and every flag; and its outputs still match the reference.
+// Accurate exp only (the fast one is inline PTX).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wunused-variable"
+#pragma GCC diagnostic ignored "-Wunused-but-set-variable"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#define SSMTUNE_FWD_SAVES_STATES 1
+#include "support/cuda_emulation.h"
+// clang-format off: the shim must come first
+#include "ssm/fwd_sequential.cuh"
+// clang-format on
+#pragma GCC diagnostic pop
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "ssm/bwd/bwd_params.cuh"
+#include "support/problems.h"
+#include "tuner/accuracy.h"
+#include "tuner/fwd/reference_cpu.h"
+#include "tuner/fwd/runner.h"
+
+namespace ssmtune_kernels {
+extern float4 smem_raw[1 << 16];  // defined by the backward's emulated test
+}  // namespace ssmtune_kernels
+
+namespace ssmtune {
+namespace {
+
+using ssmtune_kernels::ExpKind;
+using ssmtune_kernels::FwdTraits;
+
+// Host tensors, kept alive for the run (contiguous).
+struct HostTensors {
+  std::vector<std::vector<unsigned char>> keep;
+  TensorArg put(const std::vector<double>& v, DType dt, std::vector<int64_t> shape) {
+    keep.push_back(encode(v, dt));
+    return describe(keep.back().data(), dt, shape);
+  }
+  TensorArg out(DType dt, std::vector<int64_t> shape) {
+    int64_t n = 1;
+    for (int64_t s : shape) n *= s;
+    keep.emplace_back(static_cast<size_t>(n) * dtype_bytes(dt), 0xEE);
+    return describe(keep.back().data(), dt, shape);
+  }
+  static TensorArg describe(const void* data, DType dt, const std::vector<int64_t>& shape) {
+    TensorArg t;
+    t.data = data;
+    t.dtype = dt;
+    t.rank = static_cast<int>(shape.size());
+    int64_t s = 1;
+    for (int i = t.rank - 1; i >= 0; --i) {
+      t.shape[i] = shape[i];
+      t.stride[i] = s;
+      s *= shape[i];
+    }
+    return t;
+  }
+};
+
+// The inputs cut to their first `len` steps (the per-step tensors' rows).
+FwdHostInputs prefix(const FwdHostInputs& in, int64_t len) {
+  const FwdProblem& p = in.problem;
+  FwdHostInputs out = in;
+  out.problem.seqlen = len;
+  auto cut = [&](const std::vector<double>& v) {
+    std::vector<double> r;
+    for (size_t row = 0; row < v.size() / static_cast<size_t>(p.seqlen); ++row)
+      r.insert(r.end(), v.begin() + static_cast<long>(row * p.seqlen),
+               v.begin() + static_cast<long>(row * p.seqlen + len));
+    return r;
+  };
+  out.u = cut(in.u);
+  out.delta = cut(in.delta);
+  if (p.has_z) out.z = cut(in.z);
+  if (p.variable_b) out.B = cut(in.B);
+  if (p.variable_c) out.C = cut(in.C);
+  return out;
+}
+
+template <typename Tr>
+void check_saving(FwdProblem p, int shift, uint64_t seed) {
+  p.return_last_state = true;  // the reference's last state is the checkpoint
+  INFO("problem " << p.key() << " interval " << (1 << shift) << " seed " << seed);
+  const FwdHostInputs in = make_inputs(p, seed);
+  const FwdHostOutputs ref = reference_fwd(in);
+
+  HostTensors h;
+  const DType io = p.dtype, f32 = DType::kF32;
+  const std::vector<int64_t> bdl = {p.batch, p.dim, p.seqlen}, st = {p.batch, p.dim, p.dstate};
+  const std::vector<int64_t> var = {p.batch, p.groups, p.dstate, p.seqlen}, con = {p.dim, p.dstate};
+  FwdTensors t;
+  t.u = h.put(in.u, io, bdl);
+  t.delta = h.put(in.delta, io, bdl);
+  t.A = h.put(in.A, f32, con);
+  t.B = h.put(in.B, p.variable_b ? io : f32, p.variable_b ? var : con);
+  t.C = h.put(in.C, p.variable_c ? io : f32, p.variable_c ? var : con);
+  if (p.has_d) t.D = h.put(in.D, f32, {p.dim});
+  if (p.has_delta_bias) t.delta_bias = h.put(in.delta_bias, f32, {p.dim});
+  if (p.has_z) t.z = h.put(in.z, io, bdl), t.out_z = h.out(io, bdl);
+  if (p.has_initial_state) t.h0 = h.put(in.h0, f32, st);
+  t.out = h.out(io, bdl);
+  t.last_state = h.out(f32, st);
+  const Status valid = validate_fwd_tensors(p, t);
+  INFO(valid.to_string());
+  REQUIRE(valid.is_ok());
+
+  const int interval = 1 << shift;
+  const long long saved_chunks = (p.seqlen + interval - 1) / interval - 1;
+  const size_t count = static_cast<size_t>(p.batch * saved_chunks * p.dstate * p.dim);
+  REQUIRE(saved_chunks >= 2);
+  // A guard past the end: nothing may land there.
+  std::vector<float> states(count + 64, std::nanf(""));
+  ssmtune_kernels::SsmFwdParams k = make_params(p, t);
+  k.states = states.data();
+  k.states_shift = shift;
+
+  const int tiles =
+      static_cast<int>(p.groups) *
+      ssmtune_kernels::tiles_per_group(static_cast<int>(p.dim_per_group()), Tr::kDStep);
+  constexpr ssmtune_kernels::ChunkSmemLayout l =
+      ssmtune_kernels::chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC);
+  REQUIRE(static_cast<size_t>(l.floats) * 4 <= sizeof ssmtune_kernels::smem_raw);
+  emulation::launch(
+      static_cast<unsigned>(tiles), static_cast<unsigned>(p.batch), 1, Tr::kThreads,
+      [&k] { ssmtune_kernels::ssm_fwd_sequential<Tr>(k); },
+      [] { std::memset(ssmtune_kernels::smem_raw, 0xFF, sizeof ssmtune_kernels::smem_raw); });
+
+  for (size_t i = count; i < states.size(); ++i) CHECK(std::isnan(states[i]));
+  double worst = 0, scale = 0;
+  size_t unwritten = 0;
+  for (long long j = 1; j <= saved_chunks; ++j) {
+    const FwdHostOutputs cut = reference_fwd(prefix(in, j * interval));
+    for (int64_t b = 0; b < p.batch; ++b)
+      for (int64_t n = 0; n < p.dstate; ++n)
+        for (int64_t d = 0; d < p.dim; ++d) {
+          const float got = states[static_cast<size_t>(
+              ssmtune_kernels::bwd_ckpt_index(b, j, n, d, saved_chunks + 1, p.dstate, p.dim))];
+          const double want = cut.last_state[static_cast<size_t>((b * p.dim + d) * p.dstate + n)];
+          if (std::isnan(got)) {
+            ++unwritten;
+            continue;
+          }
+          worst = std::max(worst, std::abs(got - want));
+          scale = std::max(scale, std::abs(want));
+        }
+  }
+  std::printf("%-52s interval %3d: %zu states, max |saved - fp64| %.1e of %.1e\n", p.key().c_str(),
+              interval, count, worst, scale);
+  CHECK(unwritten == 0);
+  CHECK(scale > 0);
+  CHECK(worst <= 1e-5 * scale);
+  // The outputs of the saving variant: the forward's budget, as ever.
+  const ErrorStats s = score(ref.out, t.out.data, io, 0, 0);
+  CHECK(s.unwritten == 0);
+  CHECK(s.rel_l2 <= (io == DType::kF32 ? 1e-5 : 1e-2));
+}
+
+TEST_CASE("the forward's saving variant writes every checkpoint (emulated)", "[fwd][emulated]") {
+  // Two groups of 12 channels (a partial tile of 8 each), 37 steps, every
+  // flag: checkpoints every 8 steps (two per chunk of 16) and every 32
+  // (at the end of every other chunk), with and without reads in flight.
+  FwdProblem p = testing::shape(2, 24, 37, 16, DType::kF32, 2);
+  p.has_d = p.has_z = p.has_delta_bias = p.delta_softplus = p.has_initial_state = true;
+  using Tr = FwdTraits<float, float, 16, 16, 8, 32, 2, 4, ExpKind::kAccurate, 0, true, true, true,
+                       true, true, true, true, true>;
+  check_saving<Tr>(p, 3, 31);
+  p.seqlen = 70;
+  check_saving<Tr>(p, 5, 32);
+  // bf16, constant C, one read at a time, dstate 5 over 4 lanes (states past dstate).
+  FwdProblem q = testing::shape(1, 16, 50, 5, DType::kBF16, 1);
+  q.variable_c = false;
+  q.has_d = true;
+  using Tq = FwdTraits<__nv_bfloat16, float, 5, 8, 8, 32, 1, 4, ExpKind::kAccurate, 0, true, false,
+                       true, false, false, false, true, false>;
+  check_saving<Tq>(q, 2, 33);
+}
+
+}  // namespace
+}  // namespace ssmtune
