@@ -196,8 +196,9 @@ ssmtune_status ssmtune_bwd_launch(const ssmtune_bwd_plan* plan, const void* cons
 ssmtune_status ssmtune_bwd_plan_explain(const ssmtune_bwd_plan* plan, char* buf, size_t len);
 
 /* Training: the forward saves the states its backward would recompute (the
- * state entering every backward chunk after the first, fp32; 18 to 20
- * percent of the backward's time on an H200 at dstate 16). The backward
+ * state entering every backward chunk after the first, fp32; on an H200
+ * at (8, 1536, 2048, 16) bf16 the backward took 0.994 ms instead of 1.176
+ * with them). The backward
  * plan says at which interval it takes them (0: none: fp64 accumulation,
  * a single chunk); preparing the forward plan for that interval gives the
  * bytes they take, batch * (ceil(seqlen / interval) - 1) * dstate * dim *

@@ -49,8 +49,8 @@ kernel needs one); _grad_map has the bookkeeping.
 
 Saved states (the eager training path): the forward also writes the state
 entering each chunk of the backward's plan (fp32, batch * seqlen / chunk *
-dstate * dim), and the backward reads them instead of recomputing them (a
-fifth of its time at dstate 16). $SSMTUNE_SAVE_STATES: "auto" (the default)
+dstate * dim), and the backward reads them instead of recomputing them (on
+the H200 at (8, 1536, 2048, 16) bf16 with the block's flags, 1.176 -> 0.994 ms). $SSMTUNE_SAVE_STATES: "auto" (the default)
 saves them when they take no more memory than an fp32 copy of u (dstate at
 most the backward's chunk, 16 by default), "always", or "never". The
 registered ops (torch.compile) recompute them.

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <string>
 
+#include "support/host_tensors.h"
 #include "support/problems.h"
 #include "tuner/accuracy.h"
 #include "tuner/bwd/accuracy.h"
@@ -38,35 +39,8 @@ namespace {
 
 using ssmtune_kernels::BwdTraits;
 using ssmtune_kernels::ExpKind;
+using testing::HostTensors;
 constexpr ExpKind kAcc = ExpKind::kAccurate;
-
-// Host tensors, kept alive for the run.
-struct HostTensors {
-  std::vector<std::vector<unsigned char>> keep;
-  TensorArg put(const std::vector<double>& v, DType dt, std::vector<int64_t> shape) {
-    keep.push_back(encode(v, dt));
-    return describe(keep.back().data(), dt, shape);
-  }
-  TensorArg out(DType dt, std::vector<int64_t> shape) {
-    int64_t n = 1;
-    for (int64_t s : shape) n *= s;
-    keep.emplace_back(static_cast<size_t>(n) * dtype_bytes(dt), 0xEE);
-    return describe(keep.back().data(), dt, shape);
-  }
-  static TensorArg describe(const void* data, DType dt, const std::vector<int64_t>& shape) {
-    TensorArg t;
-    t.data = data;
-    t.dtype = dt;
-    t.rank = static_cast<int>(shape.size());
-    int64_t s = 1;
-    for (int i = t.rank - 1; i >= 0; --i) {
-      t.shape[i] = shape[i];
-      t.stride[i] = s;
-      s *= shape[i];
-    }
-    return t;
-  }
-};
 
 template <typename Tr>
 BwdConfig config_of(int segments) {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "ssm/bwd/bwd_params.cuh"
+#include "support/host_tensors.h"
 #include "support/problems.h"
 #include "tuner/accuracy.h"
 #include "tuner/fwd/reference_cpu.h"
@@ -42,34 +43,7 @@ namespace {
 
 using ssmtune_kernels::ExpKind;
 using ssmtune_kernels::FwdTraits;
-
-// Host tensors, kept alive for the run (contiguous).
-struct HostTensors {
-  std::vector<std::vector<unsigned char>> keep;
-  TensorArg put(const std::vector<double>& v, DType dt, std::vector<int64_t> shape) {
-    keep.push_back(encode(v, dt));
-    return describe(keep.back().data(), dt, shape);
-  }
-  TensorArg out(DType dt, std::vector<int64_t> shape) {
-    int64_t n = 1;
-    for (int64_t s : shape) n *= s;
-    keep.emplace_back(static_cast<size_t>(n) * dtype_bytes(dt), 0xEE);
-    return describe(keep.back().data(), dt, shape);
-  }
-  static TensorArg describe(const void* data, DType dt, const std::vector<int64_t>& shape) {
-    TensorArg t;
-    t.data = data;
-    t.dtype = dt;
-    t.rank = static_cast<int>(shape.size());
-    int64_t s = 1;
-    for (int i = t.rank - 1; i >= 0; --i) {
-      t.shape[i] = shape[i];
-      t.stride[i] = s;
-      s *= shape[i];
-    }
-    return t;
-  }
-};
+using testing::HostTensors;
 
 // The inputs cut to their first `len` steps (the per-step tensors' rows).
 FwdHostInputs prefix(const FwdHostInputs& in, int64_t len) {
