@@ -23,6 +23,7 @@ struct BenchArgs {
   uint64_t seed = 0;
   double target_ms = 300;
   double copy_gbs = 4220;
+  bool saved_states = false;
   std::string format = "table";
 };
 
@@ -66,6 +67,12 @@ void run(const BenchArgs& a) {
     if (!report("bench", pp->family->canonical_config(k).status())) return;
   for (const auto& name : a.algos)
     if (!report("bench", parse_scan_algo(name).status())) return;
+  if (a.saved_states && std::string(pp->family->name()) != "bwd") {
+    report("bench", Status::invalid_argument(
+                        std::string("--saved-states times the backward as training runs it; the ") +
+                        pp->family->name() + " family has no saved states"));
+    return;
+  }
   if ((!a.algos.empty() || a.all) && as_fwd(*pp->problem) == nullptr) {
     report("bench", Status::invalid_argument(
                         std::string("--algo and --all-algorithms name forward algorithms; the ") +
@@ -79,6 +86,7 @@ void run(const BenchArgs& a) {
   EvalOptions opt;
   opt.seed = a.seed;
   opt.timing.target_ms = a.target_ms;
+  opt.states_given = a.saved_states;
   auto ev = Evaluator::create(gpu->device, *gpu->compiler, *pp->family, *pp->problem, opt);
   if (!report("bench", ev.status())) return;
   ev->precompile(*keys);
@@ -130,6 +138,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--copy-gbs", a->copy_gbs, "device-to-device bandwidth for the bytes floor")
       ->check(CLI::Range(0.001, 1e6))
       ->capture_default_str();
+  cmd->add_flag("--saved-states", a->saved_states,
+                "backward: time launches given the states a training forward saved, as "
+                "selective_scan_fn's eager training path runs them (configs that take none "
+                "recompute)");
   cmd->add_option("--format", a->format, "table, json or csv")->capture_default_str();
   cmd->callback([a] { run(*a); });
 }

@@ -64,9 +64,7 @@ size_t PreparedBwdCall::states_scratch_bytes() const {
 }
 
 int PreparedBwdCall::states_interval() const {
-  const bwd::BwdConfig& c = choice_.config;
-  if (c.acc != bwd::BwdAcc::kF32 || !valid_states_interval(c.chunk)) return 0;
-  return kernel_->plan().n_chunks > 1 ? c.chunk : 0;
+  return bwd::states_interval(choice_.config, kernel_->plan());
 }
 
 Result<ssmtune_kernels::SsmBwdParams> PreparedBwdCall::bind(const void* const* ptrs) const {

@@ -381,7 +381,7 @@ Status Runtime::launch_fwd(const PreparedCall& call, const void* const* ptrs, vo
                                       call.choice().config.key() + "; states_bytes is 0)");
     SSMTUNE_RETURN_IF_ERROR(check_states_buffer(states));
     params.states = static_cast<float*>(states);
-    params.states_shift = states_shift(interval);
+    params.states_shift = bwd::states_shift(interval);
   }
   SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
   std::shared_ptr<const FwdKernel> saving;

@@ -1,19 +1,9 @@
-// The saved states' interval rule and buffer checks.
+// The saved states' buffer checks.
 #include "runtime/saved_states.h"
 
 #include <cstdint>
 
 namespace ssmtune {
-
-bool valid_states_interval(int interval) {
-  return interval >= 4 && interval <= 1024 && (interval & (interval - 1)) == 0;
-}
-
-int states_shift(int interval) {
-  int shift = 0;
-  while ((1 << shift) < interval) ++shift;
-  return shift;
-}
 
 Status check_states_buffer(const void* states) {
   if (states == nullptr) return Status::invalid_argument("states: null pointer");

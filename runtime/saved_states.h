@@ -9,14 +9,9 @@
 #pragma once
 
 #include "ssmtune/status.h"
+#include "tuner/bwd/states.h"  // which plans take them, at which interval
 
 namespace ssmtune {
-
-// The intervals the forward can save at: a power of two in [4, 1024] (the
-// kernels test a checkpoint once per group of 4 timesteps, with a mask).
-bool valid_states_interval(int interval);
-// log2(interval) of a valid interval.
-int states_shift(int interval);
 
 // A launch's states buffer: given, and aligned to its fp32 elements.
 Status check_states_buffer(const void* states);

@@ -65,6 +65,7 @@ Result<Evaluator> Evaluator::create(const jit::DeviceInfo& device, jit::Compiler
   bo.seed = e.seed_;
   bo.distribution = options.distribution;
   bo.cpu_reference_limit = options.cpu_reference_limit;
+  bo.states_given = options.states_given;
   SSMTUNE_ASSIGN_OR_RETURN(e.bench_,
                            family.make_bench(*e.problem_, device, compiler, bo, e.stream_->get()));
   return e;

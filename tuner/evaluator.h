@@ -28,6 +28,7 @@ struct EvalOptions {
   bool time = true;
   double cpu_reference_limit = 5e7;  // see BenchOptions
   double max_error = 0;  // > 0: a tighter rel-L2 budget than the dtype's default (every output)
+  bool states_given = false;  // see BenchOptions
 };
 
 struct EvalResult {

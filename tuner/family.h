@@ -97,6 +97,10 @@ struct BenchOptions {
   // Problems with more work than this (the family's measure, e.g. batch x
   // dim x seqlen x dstate) use the GPU fp64 reference.
   double cpu_reference_limit = 5e7;
+  // The backward: time launches given the states a training forward saved
+  // (as the eager training path runs it), for the configs that take them;
+  // each config's first launch computes them. Other families ignore it.
+  bool states_given = false;
 };
 
 // One problem's inputs, fp64 reference and outputs on the device.

@@ -175,6 +175,9 @@ TEST_CASE("tune, bench and check: help, bad input and no driver", "[cli]") {
   auto bwd_algo = run_command(bin + " bench --family bwd --algo pipelined");
   CHECK(bwd_algo.exit_code == 2);
   CHECK(bwd_algo.out.find("the bwd family takes --config keys") != std::string::npos);
+  auto fwd_states = run_command(bin + " bench --saved-states");
+  CHECK(fwd_states.exit_code == 2);
+  CHECK(fwd_states.out.find("the fwd family has no saved states") != std::string::npos);
   if (!jit::Driver::get().is_ok()) {
     // A directory of this test's own: runs in parallel never share the file.
     testing::TempDir dir;
@@ -189,6 +192,8 @@ TEST_CASE("tune, bench and check: help, bad input and no driver", "[cli]") {
                           "seq.K16.D32.fp32.t128.s4.fast");
     CHECK(bk.exit_code == 6);
     CHECK(bk.out.find("no CUDA driver found") != std::string::npos);
+    auto bs = run_command(bin + " bench --family bwd --saved-states --batch 1 --dim 8");
+    CHECK(bs.exit_code == 6);  // the flag is the backward's: accepted, then no driver
     auto c = run_command(bin + " check");
     CHECK(c.exit_code == 6);
     CHECK(c.out.find("no CUDA driver found") != std::string::npos);

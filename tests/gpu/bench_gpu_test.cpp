@@ -1,6 +1,7 @@
 // `ssmtune bench` on the GPU: it times the family the options name (the
-// backward with its own config keys, the forward's default), checked
-// against fp64 first, and says which output is closest to its budget.
+// backward with its own config keys, the forward's default; the backward
+// also from saved states), checked against fp64 first, and says which
+// output is closest to its budget.
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
@@ -54,6 +55,14 @@ TEST_CASE("ssmtune bench times backward configs by their keys and the forward de
   REQUIRE(fwd.size() == 1);
   check_timed(fwd[0]);
   CHECK(fwd[0]["worst_output"] == "out");
+  // As training runs it: from the states its forward saved (here, those its
+  // first launch computed), still inside fp64's budgets; the fp64 config
+  // takes none and recomputes.
+  auto saved = bench_rows("--family bwd --saved-states " + shape +
+                          " --config seq.K16.D32.fp32.t128.s4.fast mp.K8.D32.fp32.t128.s4.fast.S4"
+                          " seq.K16.D32.fp64.t128.s4.accurate");
+  REQUIRE(saved.size() == 3);
+  for (const auto& row : saved) check_timed(row);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The saved states' interval rule, shift and buffer checks (no GPU).
+// The saved states' buffer checks and size (no GPU).
 #include "runtime/saved_states.h"
 
 #include <catch2/catch.hpp>
@@ -9,14 +9,6 @@
 
 namespace ssmtune {
 namespace {
-
-TEST_CASE("saved states: intervals are powers of two in [4, 1024]", "[runtime]") {
-  for (int i : {4, 8, 16, 32, 64, 128, 256, 512, 1024}) {
-    CHECK(valid_states_interval(i));
-    CHECK((1 << states_shift(i)) == i);
-  }
-  for (int i : {-16, 0, 1, 2, 3, 12, 20, 48, 2048, 1 << 20}) CHECK_FALSE(valid_states_interval(i));
-}
 
 TEST_CASE("saved states: the buffer is given and aligned", "[runtime]") {
   CHECK(check_states_buffer(nullptr).code() == Code::kInvalidArgument);

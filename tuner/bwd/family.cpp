@@ -13,6 +13,7 @@
 #include "tuner/bwd/reference_cpu.h"
 #include "tuner/bwd/reference_gpu.h"
 #include "tuner/bwd/runner.h"
+#include "tuner/bwd/states.h"
 #include "tuner/fwd/device_problem.h"
 #include "tuner/fwd/family.h"
 #include "tuner/fwd/host_inputs.h"
@@ -59,17 +60,29 @@ using RefStatsMap = std::map<std::string, RefStats>;
 
 class BwdLoaded final : public LoadedConfig {
  public:
+  // states_given: launches read the states a forward would have saved (the
+  // checkpoints this config's first launch computes, left in its scratch).
   BwdLoaded(bwd::BwdKernel kernel, const bwd::BwdDeviceProblem& dp, const bwd::BwdHostGrads& ref,
-            const RefStatsMap& stats, bool fp64)
+            const RefStatsMap& stats, bool fp64, bool states_given)
       : kernel_(std::move(kernel)),
         dp_(dp),
         ref_(ref),
         stats_(stats),
         params_(bwd::make_params(dp.problem(), dp.tensors())),
-        fp64_(fp64) {}
+        fp64_(fp64),
+        states_given_(states_given) {}
   const std::vector<jit::KernelImage>& images() const override { return kernel_.images(); }
   Status poison(CUstream stream) override { return dp_.poison_outputs(stream); }
-  Status launch(CUstream stream) override { return kernel_.launch(params_, stream, scratch_); }
+  Status launch(CUstream stream) override {
+    if (!states_given_) return kernel_.launch(params_, stream, scratch_);
+    if (!states_ready_) {
+      SSMTUNE_RETURN_IF_ERROR(kernel_.launch(params_, stream, scratch_));
+      states_ready_ = true;
+    }
+    const auto* states =
+        reinterpret_cast<const void*>(scratch_.base() + kernel_.plan().scratch.ckpt);
+    return kernel_.launch(params_, stream, scratch_, states);
+  }
   Result<std::vector<OutputScore>> score() override {
     SSMTUNE_ASSIGN_OR_RETURN(bwd::DeviceGradBytes got, dp_.download());
     const BwdProblem& p = dp_.problem();
@@ -99,12 +112,19 @@ class BwdLoaded final : public LoadedConfig {
   ssmtune_kernels::SsmBwdParams params_;
   bwd::BwdScratch scratch_;
   bool fp64_;
+  bool states_given_;
+  bool states_ready_ = false;
 };
 
 class BwdBench final : public ProblemBench {
  public:
-  BwdBench(BwdProblem p, bwd::BwdDeviceProblem dp, bwd::BwdHostGrads ref, bool gpu_ref)
-      : p_(std::move(p)), dp_(std::move(dp)), ref_(std::move(ref)), gpu_ref_(gpu_ref) {
+  BwdBench(BwdProblem p, bwd::BwdDeviceProblem dp, bwd::BwdHostGrads ref, bool gpu_ref,
+           bool states_given)
+      : p_(std::move(p)),
+        dp_(std::move(dp)),
+        ref_(std::move(ref)),
+        gpu_ref_(gpu_ref),
+        states_given_(states_given) {
     for (const auto& [name, r] : graded(p_, ref_))
       stats_[name] = {rounding_floor(*r, bwd::bwd_grad_dtype(name, p_.fwd)), max_abs(*r)};
   }
@@ -113,9 +133,12 @@ class BwdBench final : public ProblemBench {
                                              const jit::CompiledProgram& program) override {
     SSMTUNE_ASSIGN_OR_RETURN(BwdConfig c, BwdConfig::from_key(config));
     SSMTUNE_ASSIGN_OR_RETURN(bwd::BwdPlan plan, bwd::plan_bwd(p_, c));
+    // Configs that take no saved states (fp64, a chunk that is no interval,
+    // one chunk) recompute, as a training step would run them.
+    const bool states = states_given_ && bwd::states_interval(c, plan) > 0;
     SSMTUNE_ASSIGN_OR_RETURN(bwd::BwdKernel k, bwd::BwdKernel::load(std::move(plan), program));
     return std::unique_ptr<LoadedConfig>(
-        new BwdLoaded(std::move(k), dp_, ref_, stats_, c.acc == bwd::BwdAcc::kF64));
+        new BwdLoaded(std::move(k), dp_, ref_, stats_, c.acc == bwd::BwdAcc::kF64, states));
   }
 
  private:
@@ -124,6 +147,7 @@ class BwdBench final : public ProblemBench {
   bwd::BwdHostGrads ref_;
   RefStatsMap stats_;
   bool gpu_ref_;
+  bool states_given_;
 };
 
 class BwdFamily final : public KernelFamily {
@@ -235,7 +259,8 @@ class BwdFamily final : public KernelFamily {
     } else {
       ref = bwd::reference_backward_cpu(in, dout, dlast);
     }
-    return std::unique_ptr<ProblemBench>(new BwdBench(p, std::move(dp), std::move(ref), gpu_ref));
+    return std::unique_ptr<ProblemBench>(
+        new BwdBench(p, std::move(dp), std::move(ref), gpu_ref, options.states_given));
   }
 
  private:
