@@ -288,14 +288,12 @@ struct ChannelStates {
 
   // h = h0 (or 0) for this thread's states of channel d in batch b, and
   // aprod = 1 (the multiplicative identity the aggregate passes start from).
-  // perm: slot k holds state state(s, k ^ perm) (the backward's lane order;
-  // the forward's is 0).
   __device__ __forceinline__ static void init(const SsmFwdParams& p, int b, int d, int s,
                                               bool active, AccT (&h)[kPerThread],
-                                              AccT (&aprod)[kPerThread], int perm = 0) {
+                                              AccT (&aprod)[kPerThread]) {
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
-      const int n = state(s, k ^ perm);
+      const int n = state(s, k);
       h[k] = 0;
       if constexpr (Tr::kH0)
         if (active && n < Tr::kN) h[k] = p.h0[b * p.h0_batch_stride + d * p.h0_dim_stride + n];
@@ -317,11 +315,10 @@ struct ChannelStates {
     }
   }
 
-  __device__ __forceinline__ void load(const SsmFwdParams& p, int d, int s, bool active,
-                                       int perm = 0) {
+  __device__ __forceinline__ void load(const SsmFwdParams& p, int d, int s, bool active) {
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
-      const int n = state(s, k ^ perm);
+      const int n = state(s, k);
       const bool ok = active && n < Tr::kN;
       a2[k] = ok ? p.A[d * p.A_dim_stride + n] * a_scale<Tr>() : 0.0f;
       if constexpr (!Tr::kVarB)

@@ -108,103 +108,6 @@ __device__ __forceinline__ void bwd_stage_dy(const SsmBwdParams& p, const Tile& 
   }
 }
 
-// Sums kM values (a power of two) over the kL lanes of one warp that sit
-// 1 apart (a channel's lanes of one split index), by recursive halving:
-// each level sends half of what a lane holds and keeps the other half, so
-// lane i ends with kKeep sums, of values first(i) + j; levels past the
-// values' count add the one value left (owner() lanes write). A fixed
-// order: bitwise reproducible.
-// A level splits one bit of the value index (half); the lower lane keeps
-// the lower half. Where that bit is in kFree the caller holds each lane's
-// values pre-swapped (value i in slot i ^ swap_mask(lane)), so both lanes
-// send their upper slots and keep their lower ones: no selects. The
-// backward orders its states per lane for this (BwdLane): at dstate 16 it
-// leaves 8 of the 56 selects of a group's scatter.
-template <int kM, int kL, int kFree = 0>
-struct LaneReduceScatter {
-  SSMTUNE_HD static constexpr int log2(int x) { return x <= 1 ? 0 : 1 + log2(x / 2); }
-  static constexpr int kScatter = log2(kM) < log2(kL) ? log2(kM) : log2(kL);
-  static constexpr int kKeep = kM >> kScatter;
-
-  __device__ __forceinline__ static void run(float (&v)[kM], int lane) {
-    int cnt = kM;
-#pragma unroll
-    for (int m = kL / 2; m >= 1; m /= 2) {
-      if (cnt > 1) {
-        const int half = cnt / 2;
-        const bool upper = (lane & m) != 0;
-#pragma unroll
-        for (int j = 0; j < kM / 2; ++j) {
-          if (j < half) {
-            if ((kFree & half) != 0) {
-              v[j] += __shfl_xor_sync(0xffffffffu, v[j + half], m);
-            } else {
-              const float send = upper ? v[j] : v[j + half];
-              const float keep = upper ? v[j + half] : v[j];
-              v[j] = keep + __shfl_xor_sync(0xffffffffu, send, m);
-            }
-          }
-        }
-        cnt = half;
-      } else {
-        v[0] += __shfl_xor_sync(0xffffffffu, v[0], m);
-      }
-    }
-  }
-  __device__ __forceinline__ static int first(int lane) {
-    int offset = 0, cnt = kM;
-#pragma unroll
-    for (int m = kL / 2; m >= 1; m /= 2) {
-      if (cnt > 1) {
-        cnt /= 2;
-        if (lane & m) offset += cnt;
-      }
-    }
-    return offset;
-  }
-  // The free levels' bits of first(lane): the XOR between a value's index
-  // and the slot that must hold it.
-  __device__ __forceinline__ static int swap_mask(int lane) { return first(lane) & kFree; }
-  __device__ __forceinline__ static bool owner(int lane) {
-    return (lane & ((kL >> kScatter) - 1)) == 0;
-  }
-};
-
-// The reduction of the variable dB/dC contributions of one group of 4
-// timesteps: value (kind, state slot k, step j) at kind * kSlotC + k * 4 +
-// j, summed over the warp's channels. With a power-of-two count of states
-// per thread the levels that split the slot bits are free (kFree).
-template <typename Tr>
-struct BwdRed {
-  static constexpr int kPer = ChannelStates<Tr>::kPerThread;
-  static constexpr bool kRed = Tr::kVarB || Tr::kVarC;
-  static constexpr int kVals = kRed ? bwd_red_values(Tr::kN, Tr::kNSplit, Tr::kVarB, Tr::kVarC) : 1;
-  static constexpr int kSlotC = Tr::kVarB ? kPer * 4 : 0;  // value index of the first dC
-  static constexpr int kLanes = ChunkLanes<Tr>::kLaneStride;
-  static constexpr bool kPow2 = (kPer & (kPer - 1)) == 0;
-  static constexpr int kFree = kRed && kPow2 ? ((4 * kPer - 1) & ~3) : 0;
-  using Scatter = LaneReduceScatter<kVals, kLanes, kFree>;
-};
-
-// One thread's place in the block: channel c, split index s, and the order
-// of its states: slot k holds state state(k) = s + (k ^ perm) * kNSplit, so
-// that BwdRed's free levels find the values pre-swapped. Every kernel of
-// the backward uses one lane order throughout; what leaves it (checkpoints,
-// carries, partials) is indexed by state.
-template <typename Tr>
-struct BwdLane {
-  int c, s, perm;
-  __device__ __forceinline__ static BwdLane make() {
-    BwdLane l;
-    l.c = ChunkLanes<Tr>::channel();
-    l.s = ChunkLanes<Tr>::split();
-    l.perm =
-        BwdRed<Tr>::Scatter::swap_mask(static_cast<int>(threadIdx.x) % BwdRed<Tr>::kLanes) >> 2;
-    return l;
-  }
-  __device__ __forceinline__ int state(int k) const { return s + (k ^ perm) * Tr::kNSplit; }
-};
-
 // The recurrence over one staged chunk from h (carried in and out). With a
 // history, a_t h_{t-1} of every step is kept: hist[(t * kPer + k) * kThreads
 // + tid] (each thread its own column: no bank conflicts). kAggregate: aprod
@@ -212,14 +115,14 @@ struct BwdLane {
 // Whole groups of 4 run (the staged padding is the identity step).
 template <typename Tr, bool kAggregate = false>
 __device__ __forceinline__ void bwd_forward_chunk(
-    const ChannelStates<Tr>& cs, typename Tr::AccT (&h)[ChannelStates<Tr>::kPerThread],
-    const BwdLane<Tr>& lane, int len, const float* smem, const ChunkSmemLayout& l,
-    typename Tr::AccT* hist, typename Tr::AccT* aprod = nullptr) {
+    const ChannelStates<Tr>& cs, typename Tr::AccT (&h)[ChannelStates<Tr>::kPerThread], int c,
+    int s, int len, const float* smem, const ChunkSmemLayout& l, typename Tr::AccT* hist,
+    typename Tr::AccT* aprod = nullptr) {
   using AccT = typename Tr::AccT;
   constexpr int kPer = ChannelStates<Tr>::kPerThread;
   constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
-  const float* dt_row = smem + l.dt + lane.c * l.row;
-  const float* u_row = smem + l.u + lane.c * l.row;
+  const float* dt_row = smem + l.dt + c * l.row;
+  const float* u_row = smem + l.u + c * l.row;
   // This thread's history column: the group's slots sit at constant offsets
   // from one pointer (no per-store index arithmetic).
   AccT* hist_col = hist != nullptr ? hist + threadIdx.x : nullptr;
@@ -232,7 +135,7 @@ __device__ __forceinline__ void bwd_forward_chunk(
     AccT* hist_group = hist_col != nullptr ? hist_col + t * kPer * Tr::kThreads : nullptr;
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
-      const int n = lane.state(k);
+      const int n = ChannelStates<Tr>::state(s, k);
       if (kAllStatesUsed || n < Tr::kN) {
         float bv[4];
         if constexpr (Tr::kVarB) {
@@ -255,6 +158,55 @@ __device__ __forceinline__ void bwd_forward_chunk(
   }
 }
 
+// Sums kM values (a power of two) over the kL lanes of one warp that sit
+// 1 apart (a channel's lanes of one split index), by recursive halving:
+// each level sends half of what a lane holds and keeps the other half, so
+// lane i ends with kKeep sums, of values first(i) + j; levels past the
+// values' count add the one value left (owner() lanes write). A fixed
+// order: bitwise reproducible.
+template <int kM, int kL>
+struct LaneReduceScatter {
+  SSMTUNE_HD static constexpr int log2(int x) { return x <= 1 ? 0 : 1 + log2(x / 2); }
+  static constexpr int kScatter = log2(kM) < log2(kL) ? log2(kM) : log2(kL);
+  static constexpr int kKeep = kM >> kScatter;
+
+  __device__ __forceinline__ static void run(float (&v)[kM], int lane) {
+    int cnt = kM;
+#pragma unroll
+    for (int m = kL / 2; m >= 1; m /= 2) {
+      if (cnt > 1) {
+        const int half = cnt / 2;
+        const bool upper = (lane & m) != 0;
+#pragma unroll
+        for (int j = 0; j < kM / 2; ++j) {
+          if (j < half) {
+            const float send = upper ? v[j] : v[j + half];
+            const float keep = upper ? v[j + half] : v[j];
+            v[j] = keep + __shfl_xor_sync(0xffffffffu, send, m);
+          }
+        }
+        cnt = half;
+      } else {
+        v[0] += __shfl_xor_sync(0xffffffffu, v[0], m);
+      }
+    }
+  }
+  __device__ __forceinline__ static int first(int lane) {
+    int offset = 0, cnt = kM;
+#pragma unroll
+    for (int m = kL / 2; m >= 1; m /= 2) {
+      if (cnt > 1) {
+        cnt /= 2;
+        if (lane & m) offset += cnt;
+      }
+    }
+    return offset;
+  }
+  __device__ __forceinline__ static bool owner(int lane) {
+    return (lane & ((kL >> kScatter) - 1)) == 0;
+  }
+};
+
 // The adjoint carry alone over one staged chunk (dt, C and dy rows), from
 // its last group to its first: g = r + C dy, r = a g; aprod accumulates
 // prod(a). Starting from r = 0, aprod = 1 over a segment it gives the
@@ -263,7 +215,7 @@ __device__ __forceinline__ void bwd_forward_chunk(
 template <typename Tr>
 __device__ __forceinline__ void bwd_reverse_carry(
     const ChannelStates<Tr>& cs, typename Tr::AccT (&r)[ChannelStates<Tr>::kPerThread],
-    typename Tr::AccT (&aprod)[ChannelStates<Tr>::kPerThread], const BwdLane<Tr>& lane, int len,
+    typename Tr::AccT (&aprod)[ChannelStates<Tr>::kPerThread], int c, int s, int len,
     const float* smem, const BwdSmemLayout& L) {
   using AccT = typename Tr::AccT;
   constexpr int kPer = ChannelStates<Tr>::kPerThread;
@@ -271,11 +223,11 @@ __device__ __forceinline__ void bwd_reverse_carry(
   const ChunkSmemLayout& l = L.chunk;
   for (int t = ((len + 3) / 4 - 1) * 4; t >= 0; t -= 4) {
     float dt[4], dy[4];
-    lds4(smem + l.dt + lane.c * l.row + t, dt);
-    lds4(smem + L.dy + lane.c * l.row + t, dy);
+    lds4(smem + l.dt + c * l.row + t, dt);
+    lds4(smem + L.dy + c * l.row + t, dy);
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
-      const int n = lane.state(k);
+      const int n = ChannelStates<Tr>::state(s, k);
       if (kAllStatesUsed || n < Tr::kN) {
         float cv[4];
         if constexpr (Tr::kVarC) {
@@ -319,23 +271,22 @@ struct BwdAcc {
 template <typename Tr>
 __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const Tile& tile,
                                                   const ChannelStates<Tr>& cs, BwdAcc<Tr>& acc,
-                                                  const BwdLane<Tr>& lane, int t0, int len,
-                                                  float* smem, const BwdSmemLayout& L,
+                                                  int c, int s, int t0, int len, float* smem,
+                                                  const BwdSmemLayout& L,
                                                   const typename Tr::AccT* hist) {
   using AccT = typename Tr::AccT;
   using Reduce = SplitReduce4<Tr>;
   constexpr int kPer = ChannelStates<Tr>::kPerThread;
   constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
-  using Red = BwdRed<Tr>;
-  constexpr bool kRed = Red::kRed;
+  constexpr bool kRed = Tr::kVarB || Tr::kVarC;
   constexpr int kOffC = Tr::kVarB ? 4 * Tr::kN : 0;
   constexpr int kOuts = (Tr::kVarB ? 4 * Tr::kN : 0) + (Tr::kVarC ? 4 * Tr::kN : 0);
-  constexpr int kVals = Red::kVals;
-  constexpr int kSlotC = Red::kSlotC;
+  constexpr int kVals = kRed ? bwd_red_values(Tr::kN, Tr::kNSplit, Tr::kVarB, Tr::kVarC) : 1;
+  constexpr int kSlotC = Tr::kVarB ? kPer * 4 : 0;  // value index of the first dC
+  constexpr int kLanes = ChunkLanes<Tr>::kLaneStride;
   constexpr int kWarps = Tr::kThreads / 32;
-  using Scatter = typename Red::Scatter;
-  const int c = lane.c, s = lane.s;
-  const int lane_c = threadIdx.x % Red::kLanes;
+  using Scatter = LaneReduceScatter<kVals, kLanes>;
+  const int lane_c = threadIdx.x % kLanes;
   const int warp = threadIdx.x / 32;
   const ChunkSmemLayout& l = L.chunk;
   const float* dt_row = smem + l.dt + c * l.row;
@@ -361,7 +312,7 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
     AccT sb[4] = {0, 0, 0, 0}, sa[4] = {0, 0, 0, 0};
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
-      const int n = lane.state(k);
+      const int n = ChannelStates<Tr>::state(s, k);
       if (kAllStatesUsed || n < Tr::kN) {
         float bv[4], cv[4];
         if constexpr (Tr::kVarB) {

@@ -30,16 +30,16 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   float* smem = reinterpret_cast<float*>(smem_raw);
   const SsmFwdParams& f = p.f;
   const Tile tile = make_tile<Tr>(f, blockIdx.x, blockIdx.y);
-  const BwdLane<Tr> lane = BwdLane<Tr>::make();
-  const bool active = lane.c < tile.nd;
-  const long long d = tile.d0 + (active ? lane.c : 0);
+  const int c = ChunkLanes<Tr>::channel(), s = ChunkLanes<Tr>::split();
+  const bool active = c < tile.nd;
+  const long long d = tile.d0 + (active ? c : 0);
   const long long b = tile.b;
   const long long dim = f.dim;
   const int seg = blockIdx.z;
   const int j_begin = seg * p.seg_chunks;
   const int j_end = min(j_begin + p.seg_chunks, p.n_chunks);
   CS cs;
-  cs.load(f, static_cast<int>(d), lane.s, active, lane.perm);
+  cs.load(f, static_cast<int>(d), s, active);
 
   AccT h[kPer], aprod[kPer], r[kPer];
 #pragma unroll
@@ -50,7 +50,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     ChunkStage<BwdNoC<Tr>>::stream(f, tile, j * Tr::kChunk, len, smem, L.chunk_nc, threadIdx.x,
                                    blockDim.x);
     __syncthreads();
-    bwd_forward_chunk<Tr>(cs, h, lane, len, smem, L.chunk_nc, nullptr);
+    bwd_forward_chunk<Tr>(cs, h, c, s, len, smem, L.chunk_nc, nullptr);
   }
   for (int j = j_end - 1; j >= j_begin; --j) {
     const int t0 = j * Tr::kChunk;
@@ -59,14 +59,14 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     ChunkStage<Tr>::stream(f, tile, t0, len, smem, L.chunk, threadIdx.x, blockDim.x);
     bwd_stage_dy<Tr, false>(p, tile, t0, len, smem + L.dy, L.chunk.row);
     __syncthreads();
-    bwd_reverse_carry<Tr>(cs, r, aprod, lane, len, smem, L);
+    bwd_reverse_carry<Tr>(cs, r, aprod, c, s, len, smem, L);
   }
   AccT* carries = static_cast<AccT*>(p.carries);
   const long long kind = static_cast<long long>(f.batch) * p.segments * Tr::kN * dim;
   const long long row = b * p.segments + seg;
 #pragma unroll
   for (int k = 0; k < kPer; ++k) {
-    const int n = lane.state(k);
+    const int n = CS::state(s, k);
     if (!active || n >= Tr::kN) continue;
     const long long i = (row * Tr::kN + n) * dim + d;
     carries[i] = aprod[k];

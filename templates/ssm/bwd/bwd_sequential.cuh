@@ -37,9 +37,9 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
   const SsmFwdParams& f = p.f;
 
   const Tile tile = make_tile<Tr>(f, blockIdx.x, blockIdx.y);
-  const BwdLane<Tr> lane = BwdLane<Tr>::make();
-  const bool active = lane.c < tile.nd;
-  const long long d = tile.d0 + (active ? lane.c : 0);
+  const int c = ChunkLanes<Tr>::channel(), s = ChunkLanes<Tr>::split();
+  const bool active = c < tile.nd;
+  const long long d = tile.d0 + (active ? c : 0);
   const long long b = tile.b;
   const long long dim = f.dim;
   const int n_chunks = p.n_chunks;
@@ -56,11 +56,11 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
   };
 
   CS cs;
-  cs.load(f, static_cast<int>(d), lane.s, active, lane.perm);
+  cs.load(f, static_cast<int>(d), s, active);
   BwdAcc<Tr> acc;
 #pragma unroll
   for (int k = 0; k < kPer; ++k) {
-    const int n = lane.state(k);
+    const int n = CS::state(s, k);
     const bool ok = active && n < Tr::kN;
     acc.a_true[k] = ok ? f.A[d * f.A_dim_stride + n] : 0.0f;
     acc.r[k] = 0;
@@ -82,11 +82,11 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
     if constexpr (kSegmented) {
 #pragma unroll
       for (int k = 0; k < kPer; ++k) {
-        const int n = lane.state(k);
+        const int n = CS::state(s, k);
         h[k] = active && n < Tr::kN ? carries[carry_index(3, n)] : AccT(0);
       }
     } else {
-      CS::init(f, tile.b, static_cast<int>(d), lane.s, active, h, unused, lane.perm);
+      CS::init(f, tile.b, static_cast<int>(d), s, active, h, unused);
     }
   };
 
@@ -113,10 +113,10 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
                                      threadIdx.x, blockDim.x);
     }
     __syncthreads();
-    bwd_forward_chunk<Tr>(cs, h, lane, Tr::kChunk, smem, L.chunk_nc, nullptr);
+    bwd_forward_chunk<Tr>(cs, h, c, s, Tr::kChunk, smem, L.chunk_nc, nullptr);
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
-      const int n = lane.state(k);
+      const int n = CS::state(s, k);
       if (active && n < Tr::kN) ckpt[ckpt_index(j + 1, n)] = h[k];
     }
   }
@@ -150,13 +150,13 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
     } else {
 #pragma unroll
       for (int k = 0; k < kPer; ++k) {
-        const int n = lane.state(k);
+        const int n = CS::state(s, k);
         h[k] = active && n < Tr::kN ? ckpt[ckpt_index(j, n)] : AccT(0);
       }
     }
     __syncthreads();
-    bwd_forward_chunk<Tr>(cs, h, lane, len, smem, L.chunk, hist);
-    bwd_reverse_chunk<Tr>(p, tile, cs, acc, lane, t0, len, smem, L, hist);
+    bwd_forward_chunk<Tr>(cs, h, c, s, len, smem, L.chunk, hist);
+    bwd_reverse_chunk<Tr>(p, tile, cs, acc, c, s, t0, len, smem, L, hist);
     __syncthreads();
     bwd_write_chunk<Tr>(p, tile, t0, len, smem, L);
     __syncthreads();
@@ -172,7 +172,7 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
   // Per-block results: dh0 directly, the rest as partials for the finalize.
 #pragma unroll
   for (int k = 0; k < kPer; ++k) {
-    const int n = lane.state(k);
+    const int n = CS::state(s, k);
     if (!active || n >= Tr::kN) continue;
     const long long rdn = (row * dim + d) * Tr::kN + n;
     if constexpr (Tr::kH0)
