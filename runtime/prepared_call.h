@@ -53,6 +53,7 @@ class PreparedCall {
   const FwdProblem& problem() const { return layout_.problem; }
   const ConfigChoice& choice() const { return choice_; }
   const FwdKernel& kernel() const { return *kernel_; }
+  const std::shared_ptr<const FwdKernel>& kernel_ptr() const { return kernel_; }
 
  private:
   Runtime* owner_;

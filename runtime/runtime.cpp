@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <unordered_map>
 
 #include "cache/db_path.h"
 #include "cache/db_stack.h"
@@ -167,8 +168,13 @@ struct Runtime::Impl {
   PlanCache<PreparedCall> fwd_plans;
   PlanCache<PreparedBwdCall> bwd_plans;
   // The saving variants of forward kernels (training: they write the
-  // backward's states), by problem and config key; built under compile_mu.
-  std::map<std::string, std::shared_ptr<const FwdKernel>> saving_kernels;
+  // backward's states), by the plain kernel they vary (one per problem and
+  // config; the entry keeps it alive, so its address is not reused): found
+  // per launch without formatting a key. Built under compile_mu.
+  struct SavingEntry {
+    std::shared_ptr<const FwdKernel> plain, saving;
+  };
+  std::unordered_map<const FwdKernel*, SavingEntry> saving_kernels;
   std::shared_mutex saving_mu;
   StreamScratch<FwdScratch> fwd_scratch;
   StreamScratch<bwd::BwdScratch> bwd_scratch;
@@ -212,22 +218,21 @@ struct Runtime::Impl {
   // The saving variant of a prepared forward's kernel: compiled (or loaded
   // from the cubin cache) on first use. Needs the context current.
   Result<std::shared_ptr<const FwdKernel>> saving_kernel(const PreparedCall& call) {
-    const std::string key = call.problem().key() + " " + call.choice().config.key();
-    {
+    const FwdKernel* key = &call.kernel();
+    auto find = [&]() -> std::shared_ptr<const FwdKernel> {
       std::shared_lock<std::shared_mutex> read(saving_mu);
-      if (auto it = saving_kernels.find(key); it != saving_kernels.end()) return it->second;
-    }
+      const auto it = saving_kernels.find(key);
+      return it != saving_kernels.end() ? it->second.saving : nullptr;
+    };
+    if (auto found = find()) return found;
     std::lock_guard<std::mutex> compile_lock(compile_mu);
-    {
-      std::shared_lock<std::shared_mutex> read(saving_mu);
-      if (auto it = saving_kernels.find(key); it != saving_kernels.end()) return it->second;
-    }
+    if (auto found = find()) return found;
     SSMTUNE_ASSIGN_OR_RETURN(FwdKernel k,
                              build_fwd_kernel(*compiler, call.problem(), call.choice().config,
                                               device.arch(), device.max_shared_per_block, true));
     auto kernel = std::make_shared<const FwdKernel>(std::move(k));
     std::unique_lock<std::shared_mutex> write(saving_mu);
-    saving_kernels.emplace(key, kernel);
+    saving_kernels.emplace(key, SavingEntry{call.kernel_ptr(), kernel});
     return kernel;
   }
 

@@ -36,6 +36,14 @@ bool as_pointer(PyObject* o, void** out) {
   return true;
 }
 
+// A plan handle: a pointer that must not be 0; false with an exception set.
+bool as_plan(PyObject* o, void** out) {
+  if (!as_pointer(o, out)) return false;
+  if (*out != nullptr) return true;
+  PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
+  return false;
+}
+
 PyObject* from_pointer(const void* p) {
   return PyLong_FromUnsignedLongLong(
       static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p)));
@@ -133,11 +141,7 @@ PyObject* fwd_prepare(PyObject*, PyObject* const* args, Py_ssize_t n) {
 
 PyObject* fwd_scratch_bytes(PyObject*, PyObject* arg) {
   void* plan;
-  if (!as_pointer(arg, &plan)) return nullptr;
-  if (plan == nullptr) {
-    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
-    return nullptr;
-  }
+  if (!as_plan(arg, &plan)) return nullptr;
   return PyLong_FromSize_t(ssmtune_fwd_plan_scratch_bytes(static_cast<ssmtune_fwd_plan*>(plan)));
 }
 
@@ -206,13 +210,9 @@ PyObject* fwd_prepare_states(PyObject*, PyObject* const* args, Py_ssize_t n) {
     return nullptr;
   }
   void* plan;
-  if (!as_pointer(args[0], &plan)) return nullptr;
+  if (!as_plan(args[0], &plan)) return nullptr;
   const long interval = PyLong_AsLong(args[1]);
   if (interval == -1 && PyErr_Occurred()) return nullptr;
-  if (plan == nullptr) {
-    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
-    return nullptr;
-  }
   size_t bytes = 0;
   ssmtune_status s;
   PyThreadState* ts = PyEval_SaveThread();  // compiling may take seconds
@@ -250,21 +250,13 @@ PyObject* bwd_prepare(PyObject*, PyObject* const* args, Py_ssize_t n) {
 
 PyObject* bwd_scratch_bytes(PyObject*, PyObject* arg) {
   void* plan;
-  if (!as_pointer(arg, &plan)) return nullptr;
-  if (plan == nullptr) {
-    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
-    return nullptr;
-  }
+  if (!as_plan(arg, &plan)) return nullptr;
   return PyLong_FromSize_t(ssmtune_bwd_plan_scratch_bytes(static_cast<ssmtune_bwd_plan*>(plan)));
 }
 
 PyObject* bwd_explain(PyObject*, PyObject* arg) {
   void* plan;
-  if (!as_pointer(arg, &plan)) return nullptr;
-  if (plan == nullptr) {
-    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
-    return nullptr;
-  }
+  if (!as_plan(arg, &plan)) return nullptr;
   char buf[4096];
   const ssmtune_status s =
       ssmtune_bwd_plan_explain(static_cast<ssmtune_bwd_plan*>(plan), buf, sizeof buf);
@@ -287,12 +279,9 @@ PyObject* bwd_launch(PyObject*, PyObject* const* args, Py_ssize_t n) {
     return nullptr;
   }
   void* p[kArgs];
-  for (Py_ssize_t i = 0; i < kArgs; ++i)
+  for (Py_ssize_t i = 1; i < kArgs; ++i)
     if (!as_pointer(args[i], &p[i])) return nullptr;
-  if (p[0] == nullptr) {
-    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
-    return nullptr;
-  }
+  if (!as_plan(args[0], &p[0])) return nullptr;
   void* states;
   int interval;
   if (!read_states("bwd_launch", args + kArgs, n - kArgs, &states, &interval)) return nullptr;
@@ -308,11 +297,7 @@ PyObject* bwd_launch(PyObject*, PyObject* const* args, Py_ssize_t n) {
 // bwd_states_scratch_bytes(plan) -> int: the scratch of a launch given states.
 PyObject* bwd_states_scratch_bytes(PyObject*, PyObject* arg) {
   void* plan;
-  if (!as_pointer(arg, &plan)) return nullptr;
-  if (plan == nullptr) {
-    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
-    return nullptr;
-  }
+  if (!as_plan(arg, &plan)) return nullptr;
   return PyLong_FromSize_t(
       ssmtune_bwd_plan_states_scratch_bytes(static_cast<ssmtune_bwd_plan*>(plan)));
 }
@@ -320,11 +305,7 @@ PyObject* bwd_states_scratch_bytes(PyObject*, PyObject* arg) {
 // bwd_states_interval(plan) -> int: 0 when the plan takes no saved states.
 PyObject* bwd_states_interval(PyObject*, PyObject* arg) {
   void* plan;
-  if (!as_pointer(arg, &plan)) return nullptr;
-  if (plan == nullptr) {
-    PyErr_SetString(PyExc_ValueError, "ssmtune: plan must not be 0");
-    return nullptr;
-  }
+  if (!as_plan(arg, &plan)) return nullptr;
   return PyLong_FromLong(ssmtune_bwd_plan_states_interval(static_cast<ssmtune_bwd_plan*>(plan)));
 }
 

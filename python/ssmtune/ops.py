@@ -177,14 +177,8 @@ def _states_spec(key, fwd_plan, u, delta, A, B, C, D, z, delta_bias, h0, out, de
     plan (at the first call of the layout, not at its first backward)."""
     spec = (0, 0)
     if _SAVE_STATES != "never":
-        saved_out = out if z is not None else None
-        bwd_key = (_meta(u), _meta(delta), _meta(A), _meta(B), _meta(C), _meta(D), _meta(z),
-                   _meta(delta_bias), _meta(h0), _meta(saved_out), _meta(out), None,
-                   delta_softplus)
-        entry = _bwd_cache_get(bwd_key)
-        if entry is None:
-            entry = _bwd_prepare(bwd_key, (u, delta, A, B, C, D, z, delta_bias, h0, saved_out,
-                                           out, None), delta_softplus)
+        entry = _bwd_entry(u, delta, A, B, C, D, z, delta_bias, h0,
+                           out if z is not None else None, out, None, delta_softplus)
         interval = entry[3]
         nbytes = _ext.ext().fwd_prepare_states(fwd_plan, interval) if interval else 0
         if nbytes and (_SAVE_STATES == "always" or nbytes <= 4 * u.numel()):
@@ -281,6 +275,19 @@ def _bwd_prepare(key, inputs, delta_softplus):
     return entry
 
 
+def _bwd_entry(u, delta, A, B, C, D, z, delta_bias, h0, out, dout, dlast, delta_softplus):
+    """The backward plan's cache entry for these tensors (out: y before the
+    z gate, None without z): one key for _bwd_cuda and _states_spec, so the
+    plan a forward saves states for is the plan its backward finds."""
+    key = (_meta(u), _meta(delta), _meta(A), _meta(B), _meta(C), _meta(D), _meta(z),
+           _meta(delta_bias), _meta(h0), _meta(out), _meta(dout), _meta(dlast), delta_softplus)
+    entry = _bwd_cache_get(key)
+    if entry is None:
+        entry = _bwd_prepare(key, (u, delta, A, B, C, D, z, delta_bias, h0, out, dout, dlast),
+                             delta_softplus)
+    return entry
+
+
 def _bwd_cuda(u, delta, A, B, C, D, z, delta_bias, initial_state, out, dout, dlast,
               delta_softplus, saved=None):
     """The CUDA implementation behind both backward registrations: fresh
@@ -292,13 +299,8 @@ def _bwd_cuda(u, delta, A, B, C, D, z, delta_bias, initial_state, out, dout, dla
         dout = dout.contiguous()  # e.g. the expanded gradient of a sum()
     if dlast is not None and not dlast.is_contiguous():
         dlast = dlast.contiguous()
-    key = (_meta(u), _meta(delta), _meta(A), _meta(B), _meta(C), _meta(D), _meta(z),
-           _meta(delta_bias), _meta(initial_state), _meta(out), _meta(dout), _meta(dlast),
-           delta_softplus)
-    entry = _bwd_cache_get(key)
-    if entry is None:
-        entry = _bwd_prepare(key, (u, delta, A, B, C, D, z, delta_bias, initial_state, out, dout,
-                                   dlast), delta_softplus)
+    entry = _bwd_entry(u, delta, A, B, C, D, z, delta_bias, initial_state, out, dout, dlast,
+                       delta_softplus)
     plan, scratch_bytes, (index,), interval, states_scratch = entry
     if saved is not None and saved[1] != interval:
         saved = None  # saved for another plan's chunk: recomputed here
