@@ -46,6 +46,7 @@ std::string BwdConfig::key() const {
      << (acc == BwdAcc::kF64 ? "fp64" : "fp32") << ".t" << threads << ".s" << n_split << "."
      << (exp == BwdExp::kFast ? "fast" : "accurate");
   if (algo == BwdAlgo::kMultiPass) os << ".S" << segments;
+  if (blocks != 0) os << ".b" << blocks;
   return os.str();
 }
 
@@ -63,8 +64,12 @@ Result<BwdConfig> BwdConfig::from_key(const std::string& key) {
     return bad("unknown algorithm '" + f[0] + "' (expected seq or mp)");
   }
   const size_t fields = c.algo == BwdAlgo::kMultiPass ? 8 : 7;
-  if (f.size() != fields)
-    return bad("expected " + std::to_string(fields) + " dot-separated fields");
+  const bool has_blocks = f.size() == fields + 1;
+  if (f.size() != fields && !has_blocks)
+    return bad("expected " + std::to_string(fields) + " dot-separated fields (" +
+               std::to_string(fields + 1) + " with .b<blocks>)");
+  if (has_blocks && !parse_field(f[fields], "b", c.blocks))
+    return bad("field " + std::to_string(fields + 1) + " must be b<blocks>");
   if (!parse_field(f[1], "K", c.chunk)) return bad("field 2 must be K<chunk>");
   if (!parse_field(f[2], "D", c.d_step)) return bad("field 3 must be D<d_step>");
   if (f[3] == "fp32") {
@@ -116,6 +121,8 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
     return bad("segments must be 1 (sequential)");
   if (c.algo == BwdAlgo::kMultiPass && (c.segments < 2 || c.segments > 65535))
     return bad("multipass: segments must be in [2, 65535] (grid z)");
+  if (c.blocks < 0 || int64_t{c.blocks} * c.threads > 2048)
+    return bad("blocks must be in [1, 2048 / threads] (0: the default)");
   if (p.fwd.batch > 65535) return bad("batch above 65535 (grid y)");
   const int64_t n_chunks = (p.fwd.seqlen + c.chunk - 1) / c.chunk;
   if (c.algo == BwdAlgo::kMultiPass && n_chunks < 2)
@@ -128,7 +135,14 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
   return Status::ok();
 }
 
-BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_bytes) {
+int rule_blocks(const BwdProblem& p, const BwdConfig& c) {
+  if (c.acc == BwdAcc::kF64) return 1;
+  const int64_t per = (p.fwd.dstate + c.n_split - 1) / c.n_split;
+  const int resident = per <= 4 && c.threads >= 128 ? 512 : 256;
+  return std::max(1, resident / c.threads);
+}
+
+BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_bytes, int sm_count) {
   BwdConfig c;
   c.acc = acc;
   c.exp = acc == BwdAcc::kF64 ? BwdExp::kAccurate : BwdExp::kFast;
@@ -178,6 +192,15 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
                 std::to_string(blocks) + " blocks alone would leave the GPU idle)";
     }
   }
+  // Under one wave of 4 blocks per SM anyway: 3, with more registers (H200,
+  // (8,1536,2048,16) bf16 with the block's flags and saved states, 384 blocks
+  // on 132 SMs: 0.933 ms at 3 against 0.985 at 4; at 2048 blocks 3 cost 12%).
+  if (c.algo == BwdAlgo::kSequential && sm_count > 0 && rule_blocks(p, c) == 4 &&
+      blocks <= 3 * int64_t{sm_count}) {
+    c.blocks = 3;
+    reason += "; 3 blocks per SM (" + std::to_string(blocks) + " blocks fit one wave of 3 on " +
+              std::to_string(sm_count) + " SMs: more registers a thread)";
+  }
   return {c, reason};
 }
 
@@ -207,6 +230,13 @@ std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes
   BwdConfig acc = def;
   acc.exp = BwdExp::kAccurate;
   add(acc);
+  // The default's block at 3 resident blocks per SM instead of the rule's 4
+  // (more registers; pays when the grid is under one wave).
+  if (rule_blocks(p, def) == 4) {
+    BwdConfig three = def;
+    three.blocks = 3;
+    add(three);
+  }
   // Multipass: the default's block (chunk 16 and 8) over 2 to 256 segments
   // of at least 2 chunks (fewer channels than SMs' worth of blocks leaves
   // most of the GPU idle without them; the best count depends on the shape).

@@ -32,8 +32,13 @@ struct BwdConfig {
   BwdAcc acc = BwdAcc::kF32;
   BwdExp exp = BwdExp::kFast;
   int segments = 1;  // multipass: sequence segments per (batch, tile)
+  // Resident blocks per SM the kernel's registers must allow (launch
+  // bounds); 0: the templates' rule (512 threads' worth up to 4 states a
+  // thread at 128 threads or more, else 256). Fewer blocks, more registers.
+  int blocks = 0;
 
-  // "seq.K32.D8.fp32.t32.s4.fast" (multipass appends ".S<segments>").
+  // "seq.K32.D8.fp32.t32.s4.fast" (multipass appends ".S<segments>"; a
+  // block count, ".b<blocks>").
   std::string key() const;
   static Result<BwdConfig> from_key(const std::string& key);
 };
@@ -52,9 +57,14 @@ struct BwdDefault {
   std::string reason;
 };
 // A legal config for `p` (the chunk shrinks until the block fits
-// max_shared_bytes; 0: no limit).
+// max_shared_bytes; 0: no limit). sm_count (0: unknown): a sequential grid
+// that fits 3 blocks per SM takes 3 (.b3: more registers a thread).
 BwdDefault default_config(const BwdProblem& p, BwdAcc acc = BwdAcc::kF32,
-                          size_t max_shared_bytes = 0);
+                          size_t max_shared_bytes = 0, int sm_count = 0);
+
+// The resident blocks per SM the templates' rule asks of c's registers
+// when c.blocks is 0 (BwdTraits::kMinBlocks).
+int rule_blocks(const BwdProblem& p, const BwdConfig& c);
 
 // The legal configs to tune over (a few dozen).
 std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes);

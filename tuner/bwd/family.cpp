@@ -184,8 +184,8 @@ class BwdFamily final : public KernelFamily {
   }
   DefaultChoice heuristic_default(const FamilyProblem& problem,
                                   const jit::DeviceInfo& device) const override {
-    const bwd::BwdDefault d =
-        bwd::default_config(get(problem), bwd::BwdAcc::kF32, device.max_shared_per_block);
+    const bwd::BwdDefault d = bwd::default_config(get(problem), bwd::BwdAcc::kF32,
+                                                  device.max_shared_per_block, device.sm_count);
     return {d.config.key(), d.reason};
   }
   std::vector<std::string> first_look_order(const std::vector<std::string>& candidates,

@@ -32,7 +32,9 @@ std::string traits_expression(const BwdProblem& bp, const BwdConfig& c) {
                                 : "ssmtune_kernels::ExpKind::kAccurate")
      << ", " << b(p.variable_b) << ", " << b(p.variable_c) << ", " << b(p.has_d) << ", "
      << b(p.has_z) << ", " << b(p.has_delta_bias) << ", " << b(p.delta_softplus) << ", "
-     << b(p.has_initial_state) << ", " << b(bp.has_dlast) << ">";
+     << b(p.has_initial_state) << ", " << b(bp.has_dlast);
+  if (c.blocks != 0) os << ", " << c.blocks;
+  os << ">";
   return os.str();
 }
 

@@ -10,7 +10,7 @@ namespace ssmtune_kernels {
 
 template <typename InT_, typename AccT_, int kN_, int kChunk_, int kDStep_, int kNSplit_,
           ExpKind kExp_, bool kVarB_, bool kVarC_, bool kHasD_, bool kHasZ_, bool kHasBias_,
-          bool kSoftplus_, bool kH0_, bool kDLast_>
+          bool kSoftplus_, bool kH0_, bool kDLast_, int kBlocks_ = 0>
 struct BwdTraits {
   using InT = InT_;
   using AccT = AccT_;  // float or double: states, adjoints and per-thread sums
@@ -33,8 +33,13 @@ struct BwdTraits {
   // needs.
   static constexpr int kPer = (kN + kNSplit - 1) / kNSplit;
   static constexpr int kResident = kPer <= 4 && kThreads >= 128 ? 512 : 256;
+  // kBlocks_ > 0 (the config's .b<blocks>) overrides the rule: fewer blocks
+  // give each thread more registers, which pays when the grid is under one
+  // wave anyway (H200, (8,1536,2048,16) bf16 with the block's flags and
+  // saved states: 3 blocks of 128 threads 0.933 ms against 0.985 at 4).
   static constexpr int kMinBlocks =
-      kAccDouble ? 1 : (kResident / kThreads > 1 ? kResident / kThreads : 1);
+      kBlocks_ > 0 ? kBlocks_
+                   : (kAccDouble ? 1 : (kResident / kThreads > 1 ? kResident / kThreads : 1));
   static_assert(sizeof(AccT) == 4 || sizeof(AccT) == 8, "AccT must be float or double");
   static_assert(kN >= 1 && kN <= 256, "dstate must be in [1, 256]");
   static_assert(kChunk >= 4 && kChunk <= 1024 && kChunk % 4 == 0,
@@ -46,6 +51,7 @@ struct BwdTraits {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024,
                 "d_step * n_split must be a multiple of 32, at most 1024");
   static_assert(kExp != ExpKind::kPoly, "the backward takes the accurate or the fast exp");
+  static_assert(kBlocks_ >= 0 && kBlocks_ * kThreads <= 2048, "blocks * threads must be <= 2048");
   static_assert(!kAccDouble || kExp == ExpKind::kAccurate,
                 "fp64 accumulation only with the accurate exp");
 };

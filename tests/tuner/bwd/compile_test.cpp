@@ -56,6 +56,17 @@ TEST_CASE("every backward algorithm and dtype compiles for sm_90 without spills"
       REQUIRE(plan.is_ok());
       inst.insert(inst.end(), plan->kernels.begin(), plan->kernels.end());
     }
+  {  // 3 blocks per SM (.b3): more registers, still no spills
+    BwdProblem p;
+    p.fwd = testing::shape(8, 1536, 2048, 16, DType::kBF16);
+    p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
+    BwdConfig c = default_config(p, BwdAcc::kF32, 227 * 1024, 132).config;
+    REQUIRE(c.blocks == 3);
+    auto plan = plan_bwd(p, c);
+    REQUIRE(plan.is_ok());
+    REQUIRE(plan->kernels.front().name_expression.find(", 3>") != std::string::npos);
+    inst.insert(inst.end(), plan->kernels.begin(), plan->kernels.end());
+  }
   auto results = compiler.compile_all(jit::make_programs(inst, 8, "sm_90", "bwd"));
   size_t kernels = 0;
   for (auto& r : results) {

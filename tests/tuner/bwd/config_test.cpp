@@ -28,6 +28,13 @@ TEST_CASE("backward config keys round-trip", "[bwd]") {
   c.segments = 8;
   CHECK(c.key() == "mp.K64.D8.fp64.t32.s4.accurate.S8");
   CHECK(*BwdConfig::from_key(c.key()) == c);
+  c.blocks = 3;
+  CHECK(c.key() == "mp.K64.D8.fp64.t32.s4.accurate.S8.b3");
+  CHECK(*BwdConfig::from_key(c.key()) == c);
+  CHECK(BwdConfig::from_key("seq.K16.D32.fp32.t128.s4.fast.b3")->blocks == 3);
+  CHECK(!BwdConfig::from_key("seq.K16.D32.fp32.t128.s4.fast.b0").is_ok());  // not canonical
+  CHECK(!BwdConfig::from_key("seq.K16.D32.fp32.t128.s4.fast.x3").is_ok());
+  CHECK(!BwdConfig::from_key("seq.K16.D32.fp32.t128.s4.fast.S4").is_ok());
   CHECK(!BwdConfig::from_key("seq.K32.D8.fp32.t32.s4").is_ok());
   CHECK(!BwdConfig::from_key("seq.K032.D8.fp32.t32.s4.fast").is_ok());
   CHECK(!BwdConfig::from_key("scan.K32.D8.fp32.t32.s4.fast").is_ok());
@@ -57,6 +64,13 @@ TEST_CASE("backward legality mirrors the templates", "[bwd]") {
   x = c;
   x.acc = BwdAcc::kF64;
   CHECK(why(x).find("accurate exp") != std::string::npos);
+  x = c;
+  x.d_step = 32;
+  x.threads = 128;
+  x.blocks = 17;  // 2176 threads a SM
+  CHECK(why(x).find("blocks must be in") != std::string::npos);
+  x.blocks = 16;
+  CHECK(check_config(p, x, 227 * 1024).is_ok());
   x = c;
   x.chunk = 1024;
   x.d_step = 64;
@@ -107,6 +121,30 @@ TEST_CASE("the backward default goes multipass for few blocks and long sequences
   CHECK(check_config(p, d.config, 227 * 1024).is_ok());
   p.fwd.seqlen = 64;  // short: nothing to split
   CHECK(default_config(p).config.algo == BwdAlgo::kSequential);
+}
+
+TEST_CASE("the backward default takes 3 blocks per SM when its grid fits one wave of 3", "[bwd]") {
+  // (8,1536,2048,16): 384 blocks of 128 threads; on 132 SMs one wave of 3.
+  const BwdProblem p = mid(DType::kBF16, 16);
+  const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
+  CHECK(d.config.key() == "seq.K16.D32.fp32.t128.s4.fast.b3");
+  CHECK(d.reason.find("3 blocks per SM") != std::string::npos);
+  CHECK(rule_blocks(p, default_config(p, BwdAcc::kF32, 227 * 1024).config) == 4);
+  // Unknown SM count, or a grid past one wave of 3 (116 SMs: 348 slots), or
+  // 2048 blocks: the rule's 4.
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024).config.blocks == 0);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 116).config.blocks == 0);
+  BwdProblem large = p;
+  large.fwd = testing::shape(16, 4096, 2048, 16, DType::kBF16);
+  CHECK(default_config(large, BwdAcc::kF32, 227 * 1024, 132).config.blocks == 0);
+  // dstate 64 (8 states a thread: the rule asks 2) and fp64 stay as they are.
+  CHECK(default_config(mid(DType::kBF16, 64), BwdAcc::kF32, 227 * 1024, 132).config.blocks == 0);
+  CHECK(default_config(p, BwdAcc::kF64, 227 * 1024, 132).config.blocks == 0);
+  // The tuner's space holds both.
+  const auto space = search_space(p, 227 * 1024);
+  CHECK(std::count(space.begin(), space.end(), d.config) == 1);
+  CHECK(std::count(space.begin(), space.end(),
+                   default_config(p, BwdAcc::kF32, 227 * 1024).config) == 1);
 }
 
 TEST_CASE("the backward search space is a few dozen legal configs", "[bwd]") {
