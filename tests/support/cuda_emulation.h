@@ -32,6 +32,17 @@
 #define __launch_bounds__(...)
 #define asm(...) (void)0
 
+// Around the kernel templates an emulated test includes: device code run on
+// the host trips host-only warnings (parameters used only in device paths,
+// registers the emulation leaves unread).
+#define SSMTUNE_EMULATED_KERNELS_BEGIN                                                    \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wunused-parameter\"") \
+      _Pragma("GCC diagnostic ignored \"-Wunused-variable\"")                             \
+          _Pragma("GCC diagnostic ignored \"-Wunused-but-set-variable\"")                 \
+              _Pragma("GCC diagnostic ignored \"-Wuninitialized\"")                       \
+                  _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define SSMTUNE_EMULATED_KERNELS_END _Pragma("GCC diagnostic pop")
+
 namespace ssmtune::emulation {
 
 struct Index3 {

@@ -4,17 +4,12 @@
 // kernels' indexing, staging, reverse walk, fixed-order reductions, segment
 // combine and finalize, checked without a GPU. Accurate exp only (the fast
 // one is inline PTX).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wunused-variable"
-#pragma GCC diagnostic ignored "-Wunused-but-set-variable"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "support/cuda_emulation.h"
 // clang-format off: the shim must come first
+SSMTUNE_EMULATED_KERNELS_BEGIN
 #include "ssm/bwd/bwd_all.cuh"
+SSMTUNE_EMULATED_KERNELS_END
 // clang-format on
-#pragma GCC diagnostic pop
 
 #include <catch2/catch.hpp>
 

@@ -6,18 +6,13 @@
 // intervals shorter and longer than the kernel's chunk, a partial tile, two
 // groups and every flag; and its outputs still match the reference.
 // Accurate exp only (the fast one is inline PTX).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wunused-variable"
-#pragma GCC diagnostic ignored "-Wunused-but-set-variable"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #define SSMTUNE_FWD_SAVES_STATES 1
 #include "support/cuda_emulation.h"
 // clang-format off: the shim must come first
+SSMTUNE_EMULATED_KERNELS_BEGIN
 #include "ssm/fwd_sequential.cuh"
+SSMTUNE_EMULATED_KERNELS_END
 // clang-format on
-#pragma GCC diagnostic pop
 
 #include <catch2/catch.hpp>
 
