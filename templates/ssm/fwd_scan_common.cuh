@@ -20,6 +20,37 @@ __device__ __forceinline__ Affine<AccT> compose(const Affine<AccT>& first,
   return {second.a * first.a, second.a * first.b + second.b};
 }
 
+// The warp's lanes' maps scanned in order (lane 0 first; kReverse: lane 31
+// first, as the backward's adjoint runs), with the carried value `carry`
+// (read from the first lane only) folded into the first lane's map:
+// returns the value entering this lane's items, and `total` gets the value
+// leaving the last lane (every lane). Kogge-Stone over shuffles; the last
+// level needs no slope.
+template <bool kReverse, typename AccT>
+__device__ __forceinline__ AccT warp_scan_affine(Affine<AccT> incl, AccT carry, int lane,
+                                                 AccT& total) {
+  constexpr int kFirst = kReverse ? 31 : 0;
+  if (lane == kFirst) incl.b = incl.a * carry + incl.b;
+#pragma unroll
+  for (int off = 1; off < 32; off *= 2) {
+    const bool from = kReverse ? lane + off < 32 : lane >= off;
+    const AccT prev_b = kReverse ? __shfl_down_sync(0xffffffffu, incl.b, off)
+                                 : __shfl_up_sync(0xffffffffu, incl.b, off);
+    if (off < 16) {
+      const AccT prev_a = kReverse ? __shfl_down_sync(0xffffffffu, incl.a, off)
+                                   : __shfl_up_sync(0xffffffffu, incl.a, off);
+      if (from) incl = compose(Affine<AccT>{prev_a, prev_b}, incl);
+    } else if (from) {
+      incl.b = incl.a * prev_b + incl.b;
+    }
+  }
+  AccT in = kReverse ? __shfl_down_sync(0xffffffffu, incl.b, 1)
+                     : __shfl_up_sync(0xffffffffu, incl.b, 1);
+  if (lane == kFirst) in = carry;
+  total = __shfl_sync(0xffffffffu, incl.b, 31 - kFirst);
+  return in;
+}
+
 // One thread's kItems timesteps of one channel: transformed delta and u.
 template <typename Tr>
 struct ThreadItems {

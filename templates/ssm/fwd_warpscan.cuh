@@ -61,28 +61,11 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
       ItemMaps<Tr> maps;
       Affine<AccT> incl = maps.build(p, it, a2, n, d, lane * Tr::kItems, len, s_b);
       // Lane 0 folds the carried state into its map, so the scanned b parts
-      // are the states themselves: lane i's inclusive b is the state after
-      // its items.
-      AccT hprev = 0;
-      if (lane == 0) {
-        hprev = s_h[c * Tr::kN + n];
-        incl.b = incl.a * hprev + incl.b;
-      }
-      // Inclusive Kogge-Stone scan over the warp; the last level needs no a.
-#pragma unroll
-      for (int off = 1; off < 32; off *= 2) {
-        const AccT prev_b = __shfl_up_sync(0xffffffffu, incl.b, off);
-        if (off < 16) {
-          const AccT prev_a = __shfl_up_sync(0xffffffffu, incl.a, off);
-          if (lane >= off) incl = compose(Affine<AccT>{prev_a, prev_b}, incl);
-        } else if (lane >= off) {
-          incl.b = incl.a * prev_b + incl.b;
-        }
-      }
-      AccT hin = __shfl_up_sync(0xffffffffu, incl.b, 1);
-      if (lane == 0) hin = hprev;
+      // are the states themselves.
+      const AccT hprev = lane == 0 ? s_h[c * Tr::kN + n] : AccT(0);
+      AccT total;
+      const AccT hin = warp_scan_affine<false>(incl, hprev, lane, total);
       maps.rerun(p, hin, n, d, lane * Tr::kItems, len, s_c, y);
-      const AccT total = __shfl_sync(0xffffffffu, incl.b, 31);
       if (lane == 0) s_h[c * Tr::kN + n] = total;
     }
     if (active)

@@ -1,6 +1,6 @@
 // Runs CUDA kernel templates on the host, for CPU tests of kernel logic
 // without a GPU: each thread of a block is a std::thread, __syncthreads is a
-// barrier, __shfl_xor_sync exchanges through a slot array between two
+// barrier, a shuffle exchanges through a slot array between two
 // barriers, shared memory is one static array, blocks run one after
 // another. Include it before any kernel template, in one translation unit.
 // The fast exp's inline PTX is compiled out (emulate the accurate exp only).
@@ -126,22 +126,47 @@ inline void launch_serial(unsigned gx, unsigned gy, unsigned gz, unsigned thread
 #define gridDim (::ssmtune::emulation::grid_dim)
 
 inline void __syncthreads() { ssmtune::emulation::block_barrier.wait(); }
-template <typename T>
-inline T __shfl_xor_sync(unsigned, T v, int lane_mask) {
-  using namespace ssmtune::emulation;
+namespace ssmtune::emulation {
+// One shuffle: every thread of the block posts v, then reads lane
+// source(lane) of its own warp (its own value where that lane is outside
+// the warp, as the hardware's up and down shuffles leave it).
+template <typename T, typename Source>
+inline T shuffle(T v, Source source) {
   const unsigned t = thread_index.x;
   shuffle_slots[t] = static_cast<double>(v);
   block_barrier.wait();
-  const unsigned from = (t & ~31u) | ((t & 31u) ^ static_cast<unsigned>(lane_mask));
-  const T r = static_cast<T>(shuffle_slots[from]);
+  const int lane = static_cast<int>(t & 31u), from = source(lane);
+  const T r = from >= 0 && from < 32 ? static_cast<T>(shuffle_slots[(t & ~31u) | from]) : v;
   block_barrier.wait();
   return r;
 }
+}  // namespace ssmtune::emulation
+
+template <typename T>
+inline T __shfl_xor_sync(unsigned, T v, int lane_mask) {
+  return ssmtune::emulation::shuffle(v, [lane_mask](int lane) { return lane ^ lane_mask; });
+}
+template <typename T>
+inline T __shfl_up_sync(unsigned, T v, int delta) {
+  return ssmtune::emulation::shuffle(v, [delta](int lane) { return lane - delta; });
+}
+template <typename T>
+inline T __shfl_down_sync(unsigned, T v, int delta) {
+  return ssmtune::emulation::shuffle(v, [delta](int lane) { return lane + delta; });
+}
+template <typename T>
+inline T __shfl_sync(unsigned, T v, int src_lane) {
+  return ssmtune::emulation::shuffle(v, [src_lane](int) { return src_lane; });
+}
+// Every thread of the block must reach it (a block barrier stands in).
+inline void __syncwarp(unsigned = 0xffffffffu) { ssmtune::emulation::block_barrier.wait(); }
 template <typename T>
 inline T __ldg(const T* p) {
   return *p;
 }
 inline int min(int a, int b) { return a < b ? a : b; }
+inline long long min(long long a, long long b) { return a < b ? a : b; }
+inline long long max(long long a, long long b) { return a > b ? a : b; }
 inline float __fdividef(float a, float b) { return a / b; }
 inline float __expf(float x) { return std::exp(x); }
 inline float __logf(float x) { return std::log(x); }

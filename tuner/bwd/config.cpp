@@ -38,7 +38,17 @@ bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
 }  // namespace
 
-const char* to_string(BwdAlgo a) { return a == BwdAlgo::kSequential ? "seq" : "mp"; }
+const char* to_string(BwdAlgo a) {
+  switch (a) {
+    case BwdAlgo::kSequential:
+      return "seq";
+    case BwdAlgo::kMultiPass:
+      return "mp";
+    case BwdAlgo::kWarpScan:
+      return "ws";
+  }
+  return "?";
+}
 
 std::string BwdConfig::key() const {
   std::ostringstream os;
@@ -60,8 +70,10 @@ Result<BwdConfig> BwdConfig::from_key(const std::string& key) {
     c.algo = BwdAlgo::kSequential;
   } else if (f[0] == "mp") {
     c.algo = BwdAlgo::kMultiPass;
+  } else if (f[0] == "ws") {
+    c.algo = BwdAlgo::kWarpScan;
   } else {
-    return bad("unknown algorithm '" + f[0] + "' (expected seq or mp)");
+    return bad("unknown algorithm '" + f[0] + "' (expected seq, mp or ws)");
   }
   const size_t fields = c.algo == BwdAlgo::kMultiPass ? 8 : 7;
   const bool has_blocks = f.size() == fields + 1;
@@ -97,10 +109,18 @@ Result<BwdConfig> BwdConfig::from_key(const std::string& key) {
 bool operator==(const BwdConfig& a, const BwdConfig& b) { return a.key() == b.key(); }
 
 size_t shared_bytes(const BwdProblem& p, const BwdConfig& c) {
-  const auto l = ssmtune_kernels::bwd_smem_layout(static_cast<int>(p.fwd.dstate), c.chunk, c.d_step,
-                                                  c.n_split, p.fwd.variable_b, p.fwd.variable_c,
-                                                  c.acc == BwdAcc::kF64 ? 8 : 4);
-  return sizeof(float) * static_cast<size_t>(l.floats);
+  const int acc_bytes = c.acc == BwdAcc::kF64 ? 8 : 4;
+  const int n = static_cast<int>(p.fwd.dstate);
+  const bool var_b = p.fwd.variable_b, var_c = p.fwd.variable_c;
+  if (c.algo == BwdAlgo::kWarpScan)
+    return sizeof(float) *
+           static_cast<size_t>(ssmtune_kernels::bwd_scan_smem_layout(n, c.chunk, c.d_step, var_b,
+                                                                     var_c, acc_bytes)
+                                   .floats);
+  return sizeof(float) * static_cast<size_t>(ssmtune_kernels::bwd_smem_layout(
+                                                 n, c.chunk, c.d_step, c.n_split, var_b, var_c,
+                                                 acc_bytes)
+                                                 .floats);
 }
 
 Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_bytes) {
@@ -112,13 +132,20 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
   if (c.d_step < 1 || c.d_step > 64) return bad("d_step must be in [1, 64]");
   if (!is_pow2(c.n_split) || c.n_split > 32) return bad("n_split must be a power of 2 <= 32");
   if (c.n_split > p.fwd.dstate) return bad("n_split exceeds dstate");
-  if (c.threads != c.d_step * c.n_split) return bad("threads must equal d_step * n_split");
+  if (c.algo == BwdAlgo::kWarpScan) {
+    if (c.chunk % 128 != 0 || c.chunk > 512)
+      return bad("warp scan: chunk must be 128, 256, 384 or 512 (32 lanes x a multiple of 4)");
+    if (c.n_split != 1) return bad("warp scan: n_split must be 1 (a warp per channel)");
+    if (c.threads != 32 * c.d_step) return bad("warp scan: threads must equal 32 * d_step");
+  } else if (c.threads != c.d_step * c.n_split) {
+    return bad("threads must equal d_step * n_split");
+  }
   if (c.threads % 32 != 0 || c.threads > 1024)
     return bad("threads must be a multiple of 32, at most 1024");
   if (c.acc == BwdAcc::kF64 && c.exp != BwdExp::kAccurate)
     return bad("fp64 accumulation needs the accurate exp");
-  if (c.algo == BwdAlgo::kSequential && c.segments != 1)
-    return bad("segments must be 1 (sequential)");
+  if (c.algo != BwdAlgo::kMultiPass && c.segments != 1)
+    return bad("segments must be 1 (sequential, warp scan)");
   if (c.algo == BwdAlgo::kMultiPass && (c.segments < 2 || c.segments > 65535))
     return bad("multipass: segments must be in [2, 65535] (grid z)");
   if (c.blocks < 0 || int64_t{c.blocks} * c.threads > 2048)
@@ -138,7 +165,8 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
 int rule_blocks(const BwdProblem& p, const BwdConfig& c) {
   if (c.acc == BwdAcc::kF64) return 1;
   const int64_t per = (p.fwd.dstate + c.n_split - 1) / c.n_split;
-  const int resident = per <= 4 && c.threads >= 128 ? 512 : 256;
+  const bool scan = c.algo == BwdAlgo::kWarpScan;
+  const int resident = scan || (per <= 4 && c.threads >= 128) ? 512 : 256;
   return std::max(1, resident / c.threads);
 }
 
@@ -237,6 +265,19 @@ std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes
     three.blocks = 3;
     add(three);
   }
+  // Warp scan: chunks of 128 and 256 timesteps, 2 to 8 channels a block
+  // (time-parallel: what fills the GPU when few channels leave the chunked
+  // kernels' grids small).
+  for (int chunk : {128, 256})
+    for (int warps : {2, 4, 8}) {
+      BwdConfig ws;
+      ws.algo = BwdAlgo::kWarpScan;
+      ws.chunk = chunk;
+      ws.d_step = warps;
+      ws.n_split = 1;
+      ws.threads = 32 * warps;
+      add(ws);
+    }
   // Multipass: the default's block (chunk 16 and 8) over 2 to 256 segments
   // of at least 2 chunks (fewer channels than SMs' worth of blocks leaves
   // most of the GPU idle without them; the best count depends on the shape).

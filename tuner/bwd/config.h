@@ -16,19 +16,21 @@ namespace ssmtune::bwd {
 
 enum class BwdAlgo {
   kSequential,  // one block per (batch, channel tile) walks the whole sequence
-  kMultiPass,   // segments of the sequence across blocks (not built yet: rejected)
+  kMultiPass,   // segments of the sequence across blocks (three kernels)
+  kWarpScan,    // one warp per channel scans chunks of 32 * items timesteps per state
 };
-const char* to_string(BwdAlgo a);  // "seq", "mp"
+const char* to_string(BwdAlgo a);  // "seq", "mp", "ws"
 
 enum class BwdAcc { kF32, kF64 };
 enum class BwdExp { kAccurate, kFast };
 
 struct BwdConfig {
   BwdAlgo algo = BwdAlgo::kSequential;
-  int chunk = 32;    // K: timesteps staged (and their history kept) per chunk
+  int chunk = 32;    // K: timesteps staged (and their history kept) per chunk;
+                     // warp scan: 32 lanes x K / 32 items, K a multiple of 128
   int d_step = 8;    // channels per block
-  int n_split = 4;   // threads sharing one channel's states
-  int threads = 32;  // d_step * n_split, a multiple of 32
+  int n_split = 4;   // threads sharing one channel's states (warp scan: 1)
+  int threads = 32;  // d_step * n_split, a multiple of 32 (warp scan: 32 * d_step)
   BwdAcc acc = BwdAcc::kF32;
   BwdExp exp = BwdExp::kFast;
   int segments = 1;  // multipass: sequence segments per (batch, tile)
@@ -38,7 +40,7 @@ struct BwdConfig {
   int blocks = 0;
 
   // "seq.K32.D8.fp32.t32.s4.fast" (multipass appends ".S<segments>"; a
-  // block count, ".b<blocks>").
+  // block count, ".b<blocks>"; warp scan: "ws.K256.D4.fp32.t128.s1.fast").
   std::string key() const;
   static Result<BwdConfig> from_key(const std::string& key);
 };

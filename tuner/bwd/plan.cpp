@@ -33,7 +33,11 @@ std::string traits_expression(const BwdProblem& bp, const BwdConfig& c) {
      << ", " << b(p.variable_b) << ", " << b(p.variable_c) << ", " << b(p.has_d) << ", "
      << b(p.has_z) << ", " << b(p.has_delta_bias) << ", " << b(p.delta_softplus) << ", "
      << b(p.has_initial_state) << ", " << b(bp.has_dlast);
-  if (c.blocks != 0) os << ", " << c.blocks;
+  if (c.algo == BwdAlgo::kWarpScan) {
+    os << ", " << c.blocks << ", " << c.chunk / 32;
+  } else if (c.blocks != 0) {
+    os << ", " << c.blocks;
+  }
   os << ">";
   return os.str();
 }
@@ -66,9 +70,10 @@ Result<BwdPlan> plan_bwd(const BwdProblem& bp, const BwdConfig& c, size_t max_sh
     plan.kernels.push_back({kBwdHeader, kernel_expression(kernel, bp, c)});
     return static_cast<int>(plan.kernels.size()) - 1;
   };
-  if (c.algo == BwdAlgo::kSequential) {
-    plan.launches.push_back(
-        {add("ssm_bwd_sequential"), {tiles, static_cast<unsigned>(p.batch)}, block, smem});
+  if (c.algo != BwdAlgo::kMultiPass) {
+    const char* kernel =
+        c.algo == BwdAlgo::kWarpScan ? "ssm_bwd_warpscan" : "ssm_bwd_sequential";
+    plan.launches.push_back({add(kernel), {tiles, static_cast<unsigned>(p.batch)}, block, smem});
   } else {
     const jit::Dim3 grid{tiles, static_cast<unsigned>(p.batch),
                          static_cast<unsigned>(plan.segments)};

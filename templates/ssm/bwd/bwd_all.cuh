@@ -5,3 +5,4 @@
 #include "ssm/bwd/bwd_finalize.cuh"
 #include "ssm/bwd/bwd_multipass.cuh"
 #include "ssm/bwd/bwd_sequential.cuh"
+#include "ssm/bwd/bwd_warpscan.cuh"

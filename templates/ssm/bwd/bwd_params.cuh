@@ -122,6 +122,42 @@ SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_
   return l;
 }
 
+// Shared memory of the warp-scan backward block, in floats: the chunk's
+// variable B and C rows (n * chunk + t); two buffers of the per-warp
+// variable dB/dC values of one state (buffer, warp, kind, t); per (channel,
+// state): A pre-scaled and A, then AccT: the state entering the chunk, the
+// adjoint carry, and the sums of dA, constant dB and constant dC.
+struct BwdScanSmemLayout {
+  int b, c;                    // B, C rows (chunk floats each per state)
+  int red, red_buf;            // offset, floats per buffer
+  int a, a_true;               // d_step * dstate floats each
+  int h, r, acc_a, acc_b, acc_c;  // d_step * dstate AccT each (8-byte aligned)
+  int floats;
+};
+
+SSMTUNE_HD constexpr BwdScanSmemLayout bwd_scan_smem_layout(int dstate, int chunk, int d_step,
+                                                            bool var_b, bool var_c,
+                                                            int acc_bytes) {
+  BwdScanSmemLayout l{};
+  const int rows = dstate * chunk;
+  const int kinds = (var_b ? 1 : 0) + (var_c ? 1 : 0);
+  const int per = d_step * dstate;
+  const int acc = per * (acc_bytes / 4);
+  l.b = 0;
+  l.c = l.b + (var_b ? rows : 0);
+  l.red = l.c + (var_c ? rows : 0);
+  l.red_buf = d_step * kinds * chunk;
+  l.a = l.red + 2 * l.red_buf;
+  l.a_true = l.a + per;
+  l.h = (l.a_true + per + 1) / 2 * 2;
+  l.r = l.h + acc;
+  l.acc_a = l.r + acc;
+  l.acc_b = l.acc_a + acc;
+  l.acc_c = l.acc_b + acc;
+  l.floats = l.acc_c + acc;
+  return l;
+}
+
 // The scratch of one backward call, in bytes from its start (each region
 // 256-byte aligned). Memory cost: multipass carries 5 * batch * segments *
 // dstate * dim AccT; variable dB/dC partials batch * groups *

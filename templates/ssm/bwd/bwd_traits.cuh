@@ -10,7 +10,7 @@ namespace ssmtune_kernels {
 
 template <typename InT_, typename AccT_, int kN_, int kChunk_, int kDStep_, int kNSplit_,
           ExpKind kExp_, bool kVarB_, bool kVarC_, bool kHasD_, bool kHasZ_, bool kHasBias_,
-          bool kSoftplus_, bool kH0_, bool kDLast_, int kBlocks_ = 0>
+          bool kSoftplus_, bool kH0_, bool kDLast_, int kBlocks_ = 0, int kItems_ = 0>
 struct BwdTraits {
   using InT = InT_;
   using AccT = AccT_;  // float or double: states, adjoints and per-thread sums
@@ -18,8 +18,12 @@ struct BwdTraits {
   static constexpr int kChunk = kChunk_;
   static constexpr int kDStep = kDStep_;
   static constexpr int kNSplit = kNSplit_;
-  static constexpr int kThreads = kDStep_ * kNSplit_;
-  static constexpr int kItems = 1;
+  // kItems_ > 0: the warp-scan backward (one warp per channel, kItems_
+  // consecutive timesteps a lane, a chunk of 32 * kItems_); 0: the chunked
+  // kernels (kNSplit_ threads per channel, one timestep at a time).
+  static constexpr bool kWarpScan = kItems_ > 0;
+  static constexpr int kThreads = kWarpScan ? 32 * kDStep_ : kDStep_ * kNSplit_;
+  static constexpr int kItems = kWarpScan ? kItems_ : 1;
   static constexpr ExpKind kExp = kExp_;
   static constexpr int kPolyShare = 0;
   static constexpr bool kVarB = kVarB_, kVarC = kVarC_, kHasD = kHasD_, kHasZ = kHasZ_;
@@ -31,8 +35,9 @@ struct BwdTraits {
   // (at most 128 registers a thread) for blocks of 128 threads or more and
   // up to 4 states per thread, else 256; fp64 accumulation takes what it
   // needs.
+  // The warp scan holds a lane's items, not states: 512 threads' worth.
   static constexpr int kPer = (kN + kNSplit - 1) / kNSplit;
-  static constexpr int kResident = kPer <= 4 && kThreads >= 128 ? 512 : 256;
+  static constexpr int kResident = kWarpScan || (kPer <= 4 && kThreads >= 128) ? 512 : 256;
   // kBlocks_ > 0 (the config's .b<blocks>) overrides the rule: fewer blocks
   // give each thread more registers, which pays when the grid is under one
   // wave anyway (H200, (8,1536,2048,16) bf16 with the block's flags and
@@ -48,6 +53,9 @@ struct BwdTraits {
   static_assert(kNSplit >= 1 && kNSplit <= 32 && (kNSplit & (kNSplit - 1)) == 0,
                 "n_split must be a power of two <= 32");
   static_assert(kNSplit <= kN, "n_split must not exceed dstate");
+  static_assert(!kWarpScan || (kNSplit == 1 && kChunk == 32 * kItems_ && kItems_ % 4 == 0 &&
+                               kDStep <= 32),
+                "warp scan: n_split 1, chunk 32 * items (a multiple of 4), d_step <= 32");
   static_assert(kThreads % 32 == 0 && kThreads <= 1024,
                 "d_step * n_split must be a multiple of 32, at most 1024");
   static_assert(kExp != ExpKind::kPoly, "the backward takes the accurate or the fast exp");

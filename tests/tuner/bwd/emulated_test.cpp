@@ -1,4 +1,4 @@
-// The backward kernels (sequential and multipass) run on the host through
+// The backward kernels (sequential, multipass, warp scan) run on the host through
 // tests/support/cuda_emulation.h (threads as CUDA threads, shared memory
 // poisoned with NaN before each block) against the fp64 CPU reference: the
 // kernels' indexing, staging, reverse walk, fixed-order reductions, segment
@@ -40,6 +40,7 @@ constexpr ExpKind kAcc = ExpKind::kAccurate;
 template <typename Tr>
 BwdConfig config_of(int segments) {
   BwdConfig c;
+  if (Tr::kWarpScan) c.algo = BwdAlgo::kWarpScan;
   if (segments > 1) {
     c.algo = BwdAlgo::kMultiPass;
     c.segments = segments;
@@ -122,7 +123,16 @@ void check_case(const BwdProblem& bp, uint64_t seed, int segments = 1) {
         return name.rfind(std::string("ssmtune_kernels::") + kernel + "<", 0) == 0;
       };
       const jit::Dim3 g = launch.grid;
-      if (is("ssm_bwd_sequential")) {
+      // Each traits type instantiates only the kernels its plans name.
+      if (is("ssm_bwd_finalize")) {  // shuffles: threads as threads
+        emulation::launch(std::min(g.x, 16u), g.y, g.z, launch.block.x,
+                          [&k] { ssmtune_kernels::ssm_bwd_finalize<Tr>(k); });
+      } else if constexpr (Tr::kWarpScan) {
+        REQUIRE(is("ssm_bwd_warpscan"));
+        emulation::launch(
+            g.x, g.y, g.z, launch.block.x, [&k] { ssmtune_kernels::ssm_bwd_warpscan<Tr>(k); },
+            poison_smem);
+      } else if (is("ssm_bwd_sequential")) {
         emulation::launch(
             g.x, g.y, g.z, launch.block.x, [&k] { ssmtune_kernels::ssm_bwd_sequential<Tr>(k); },
             poison_smem);
@@ -133,14 +143,11 @@ void check_case(const BwdProblem& bp, uint64_t seed, int segments = 1) {
       } else if (is("ssm_bwd_multipass_combine")) {
         emulation::launch_serial(g.x, g.y, g.z, launch.block.x,
                                  [&k] { ssmtune_kernels::ssm_bwd_multipass_combine<Tr>(k); });
-      } else if (is("ssm_bwd_multipass_chunks")) {
+      } else {
+        REQUIRE(is("ssm_bwd_multipass_chunks"));
         emulation::launch(
             g.x, g.y, g.z, launch.block.x,
             [&k] { ssmtune_kernels::ssm_bwd_multipass_chunks<Tr>(k); }, poison_smem);
-      } else {
-        REQUIRE(is("ssm_bwd_finalize"));  // shuffles: threads as threads
-        emulation::launch(std::min(g.x, 16u), g.y, g.z, launch.block.x,
-                          [&k] { ssmtune_kernels::ssm_bwd_finalize<Tr>(k); });
       }
     }
   };
@@ -268,6 +275,35 @@ TEST_CASE("emulated backward kernels match the fp64 reference", "[bwd][emulated]
     check_case<
         BwdTraits<float, float, 5, 4, 16, 4, kAcc, true, true, true, true, true, true, true, true>>(
         p, 17);
+  }
+}
+
+// The warp scan: one warp per channel, 32 lanes x 4 items a chunk of 128
+// (or 8 items, 256).
+template <typename InT, typename AccT, int kN, int kChunk, int kDStep, bool kVarB, bool kVarC,
+          bool kFlags>
+using ScanTraits = BwdTraits<InT, AccT, kN, kChunk, kDStep, 1, kAcc, kVarB, kVarC, kFlags, kFlags,
+                             kFlags, kFlags, kFlags, kFlags, 0, kChunk / 32>;
+
+TEST_CASE("emulated warp-scan backward matches the fp64 reference", "[bwd][emulated]") {
+  // Two groups of 3 channels (a partial tile of 2 each), 3 chunks (the last
+  // partial), every flag.
+  check_case<ScanTraits<float, float, 8, 128, 2, true, true, true>>(
+      all_flags(make(1, 6, 300, 8, 2, DType::kF32)), 31);
+  {  // bf16, constant B, dstate 5, seqlen 7 (one partial chunk), every flag
+    BwdProblem p = all_flags(make(2, 3, 7, 5, 1, DType::kBF16));
+    p.fwd.variable_b = false;
+    check_case<ScanTraits<__nv_bfloat16, float, 5, 128, 2, false, true, true>>(p, 32);
+  }
+  {  // fp16, fp64 accumulation, constant C, chunk 256 (two chunks), no flags
+    BwdProblem p = make(1, 3, 300, 4, 1, DType::kF16);
+    p.fwd.variable_c = false;
+    check_case<ScanTraits<__half, double, 4, 256, 2, true, false, false>>(p, 33);
+  }
+  {  // constant B and C, dstate 40 (states past one lane's stride), every flag
+    BwdProblem p = all_flags(make(1, 1, 140, 40, 1, DType::kF32));
+    p.fwd.variable_b = p.fwd.variable_c = false;
+    check_case<ScanTraits<float, float, 40, 128, 1, false, false, true>>(p, 34);
   }
 }
 

@@ -1,0 +1,293 @@
+// Warp-scan backward: one block per (batch, tile of kDStep channels of one
+// B/C group), one warp per channel, each lane kItems consecutive timesteps
+// of a chunk of 32 * kItems. Time-parallel: where the chunked kernels walk
+// the sequence one timestep at a time per thread, here a warp scans a whole
+// chunk per state, so problems with few channels still fill the GPU.
+//
+// Phase 1 (unless the checkpoints are given) runs the forward over chunks
+// 0..n_chunks-2, per state a lane-serial map and a warp scan, and saves the
+// state entering each later chunk. Phase 2 walks the chunks in reverse; per
+// state it rebuilds the lanes' maps (a = exp(dt A), dt u B), scans them
+// forward from the chunk's checkpoint, scans the adjoint's maps (r -> a (r
+// + C dy)) backward from the carry of the later chunks, and forms every
+// gradient term of the chunk's timesteps: one exp per element and phase.
+//
+// Sums in a fixed order (bitwise reproducible): over a lane's items in
+// order, over the warp by a butterfly, over the block's warps in warp order,
+// over tiles, batch and chunks by ssm_bwd_finalize. Partials as the
+// sequential kernel's (rows = batch).
+#pragma once
+
+#include "ssm/bwd/bwd_chunk.cuh"
+#include "ssm/fwd_scan_common.cuh"
+
+namespace ssmtune_kernels {
+
+// Sum over the warp's lanes, the same bits in every lane.
+template <typename AccT>
+__device__ __forceinline__ AccT bwd_warp_sum(AccT v) {
+#pragma unroll
+  for (int m = 16; m >= 1; m /= 2) v += __shfl_xor_sync(0xffffffffu, v, m);
+  return v;
+}
+
+// One lane's dy items (dout, times silu(z) with z; dz written then), four
+// timesteps per access; zeros at or past the sequence's end.
+template <typename Tr>
+__device__ __forceinline__ void bwd_dy_items(const SsmBwdParams& p, long long b, long long d,
+                                             long long t_first, bool active,
+                                             float (&dy)[Tr::kItems]) {
+  using InT = typename Tr::InT;
+  const bool vec = p.f.vec4 != 0;
+#pragma unroll
+  for (int q = 0; q < Tr::kItems / 4; ++q) {
+    const long long t = t_first + 4 * q;
+    const int valid = static_cast<int>(min(4LL, max(0LL, p.f.seqlen - t)));
+    float g[4];
+    load4<InT>(p.dout, b * p.dout_batch_stride + d * p.dout_dim_stride + t, valid, vec, g);
+    if constexpr (Tr::kHasZ) {
+      float z[4], y[4], dz[4];
+      load4<InT>(p.f.z, b * p.f.z_batch_stride + d * p.f.z_dim_stride + t, valid, vec, z);
+      load4<InT>(p.f.out, b * p.f.out_batch_stride + d * p.f.out_dim_stride + t, valid, vec, y);
+      dy_group<Tr>(g, z, y, dz);
+      if (active && valid > 0)
+        store4<InT>(p.dz, b * p.dz_batch_stride + d * p.dz_dim_stride + t, valid, vec, dz);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) dy[4 * q + j] = g[j];
+  }
+}
+
+template <typename Tr>
+__global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
+    ssm_bwd_warpscan(const SsmBwdParams p) {
+  static_assert(Tr::kWarpScan, "ssm_bwd_warpscan needs warp-scan traits");
+  using AccT = typename Tr::AccT;
+  constexpr int kN = Tr::kN, kI = Tr::kItems, kK = Tr::kChunk;
+  constexpr bool kRed = Tr::kVarB || Tr::kVarC;
+  constexpr int kKindC = Tr::kVarB ? 1 : 0;  // red buffer kind of dC
+  constexpr int kKinds = (Tr::kVarB ? 1 : 0) + (Tr::kVarC ? 1 : 0);
+  constexpr BwdScanSmemLayout L = bwd_scan_smem_layout(kN, kK, Tr::kDStep, Tr::kVarB, Tr::kVarC,
+                                                       static_cast<int>(sizeof(AccT)));
+  extern __shared__ float4 smem_raw[];
+  float* smem = reinterpret_cast<float*>(smem_raw);
+  float* s_b = smem + L.b;
+  float* s_c = smem + L.c;
+  const SsmFwdParams& f = p.f;
+
+  const Tile tile = make_tile<Tr>(f, blockIdx.x, blockIdx.y);
+  const int c = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const bool active = c < tile.nd;
+  const long long d = tile.d0 + (active ? c : 0);
+  const long long b = tile.b;
+  const long long dim = f.dim;
+  const int n_chunks = p.n_chunks;
+  const int first = lane * kI;  // chunk-local timestep of this lane's item 0
+  const float bias = Tr::kHasBias ? f.delta_bias[d] : 0.0f;
+  // Per (channel, state) values of this warp.
+  float* s_a = smem + L.a + c * kN;
+  float* s_at = smem + L.a_true + c * kN;
+  AccT* s_h = reinterpret_cast<AccT*>(smem + L.h) + c * kN;
+  AccT* s_r = reinterpret_cast<AccT*>(smem + L.r) + c * kN;
+  AccT* s_da = reinterpret_cast<AccT*>(smem + L.acc_a) + c * kN;
+  AccT* s_db = reinterpret_cast<AccT*>(smem + L.acc_b) + c * kN;
+  AccT* s_dc = reinterpret_cast<AccT*>(smem + L.acc_c) + c * kN;
+  AccT* ckpt = static_cast<AccT*>(p.ckpt);
+  auto ckpt_index = [&](int j, int n) { return bwd_ckpt_index(b, j, n, d, n_chunks, kN, dim); };
+  for (int n = lane; n < kN; n += 32) {
+    const float a = f.A[d * f.A_dim_stride + n];
+    s_at[n] = a;
+    s_a[n] = a * a_scale<Tr>();
+    s_h[n] = Tr::kH0 ? static_cast<AccT>(f.h0[b * f.h0_batch_stride + d * f.h0_dim_stride + n])
+                     : AccT(0);
+    s_r[n] = Tr::kDLast ? static_cast<AccT>(
+                              p.dlast[b * p.dlast_batch_stride + d * p.dlast_dim_stride + n])
+                        : AccT(0);
+    s_da[n] = s_db[n] = s_dc[n] = 0;
+  }
+  __syncwarp();
+
+  // Phase 1: the state entering every chunk after the first.
+  ThreadItems<Tr> it;
+  if (p.ckpt_ready == 0) {
+    for (int j = 0; j + 1 < n_chunks; ++j) {
+      const int t0 = j * kK;
+      it.load(f, static_cast<int>(b), static_cast<int>(d), t0 + first, bias);
+      __syncthreads();  // the previous chunk's B rows are consumed
+      stage_bc<BwdNoC<Tr>>(f, tile, t0, kK, s_b, s_c);
+      __syncthreads();
+      for (int n = 0; n < kN; ++n) {
+        ItemMaps<Tr> maps;
+        const Affine<AccT> m =
+            maps.build(f, it, static_cast<AccT>(s_a[n]), n, static_cast<int>(d), first, kK, s_b);
+        AccT total;
+        warp_scan_affine<false>(m, lane == 0 ? s_h[n] : AccT(0), lane, total);
+        if (lane == 0) {
+          s_h[n] = total;
+          if (active) ckpt[ckpt_index(j + 1, n)] = total;
+        }
+      }
+    }
+    // Phase 2 reads the checkpoints after a block barrier.
+  }
+
+  // Phase 2: chunks in reverse.
+  AccT part_d = 0, part_bias = 0;  // this lane's sums of dy u and of ddelta
+  for (int j = n_chunks - 1; j >= 0; --j) {
+    const int t0 = j * kK;
+    const int len = min(kK, f.seqlen - t0);
+    it.load(f, static_cast<int>(b), static_cast<int>(d), t0 + first, bias);
+    float dy[kI];
+    bwd_dy_items<Tr>(p, b, d, t0 + first, active, dy);
+    __syncthreads();  // the previous chunk's rows and states are consumed
+    stage_bc<Tr>(f, tile, t0, len, s_b, s_c);
+    for (int n = lane; n < kN; n += 32) {
+      if (j == 0) {
+        s_h[n] = Tr::kH0
+                     ? static_cast<AccT>(f.h0[b * f.h0_batch_stride + d * f.h0_dim_stride + n])
+                     : AccT(0);
+      } else {
+        s_h[n] = ckpt[ckpt_index(j, n)];
+      }
+    }
+    __syncthreads();
+    AccT sb[kI], sa[kI];  // per item: sum_n g B, sum_n A g a h_{t-1}
+#pragma unroll
+    for (int i = 0; i < kI; ++i) sb[i] = sa[i] = 0;
+    for (int n = 0; n < kN; ++n) {
+      ItemMaps<Tr> maps;  // a and dt u B of this lane's items
+      const Affine<AccT> fwd =
+          maps.build(f, it, static_cast<AccT>(s_a[n]), n, static_cast<int>(d), first, len, s_b);
+      AccT unused;
+      const AccT hin = warp_scan_affine<false>(fwd, lane == 0 ? s_h[n] : AccT(0), lane, unused);
+      // The adjoint: g_t = C_t dy_t + r_t, r_{t-1} = a_t g_t; a lane maps
+      // the r entering its last item to the r leaving its first.
+      float cv[kI];
+      bc_items<Tr, Tr::kVarC>(f, f.C, f.C_batch_stride, s_c, static_cast<int>(d), n, first, len,
+                              cv);
+      AccT q = 0;
+#pragma unroll
+      for (int i = kI - 1; i >= 0; --i)
+        q = maps.a[i] * (static_cast<AccT>(cv[i]) * static_cast<AccT>(dy[i]) + q);
+      AccT r_out;
+      AccT r = warp_scan_affine<true>(Affine<AccT>{fwd.a, q}, lane == 31 ? s_r[n] : AccT(0),
+                                      lane, r_out);
+      AccT g[kI];
+#pragma unroll
+      for (int i = kI - 1; i >= 0; --i) {
+        g[i] = static_cast<AccT>(cv[i]) * static_cast<AccT>(dy[i]) + r;
+        r = maps.a[i] * g[i];
+      }
+      float bv[kI];
+      bc_items<Tr, Tr::kVarB>(f, f.B, f.B_batch_stride, s_b, static_cast<int>(d), n, first, len,
+                              bv);
+      const AccT a_true = static_cast<AccT>(s_at[n]);
+      AccT h = hin, da = 0, db = 0, dc = 0;
+      float vb[kI], vc[kI];  // variable dB, dC terms of this channel
+#pragma unroll
+      for (int i = 0; i < kI; ++i) {
+        const AccT ah = maps.a[i] * h;
+        const AccT qa = g[i] * ah;  // g a h_{t-1}
+        sa[i] += a_true * qa;
+        da += qa * static_cast<AccT>(it.dt[i]);
+        sb[i] += g[i] * static_cast<AccT>(bv[i]);
+        const AccT du = static_cast<AccT>(it.dt[i] * it.u[i]);
+        h = ah + maps.bx[i];
+        const AccT dbv = g[i] * du, dcv = static_cast<AccT>(dy[i]) * h;
+        if constexpr (Tr::kVarB) {
+          vb[i] = static_cast<float>(dbv);
+        } else {
+          db += dbv;
+        }
+        if constexpr (Tr::kVarC) {
+          vc[i] = static_cast<float>(dcv);
+        } else {
+          dc += dcv;
+        }
+      }
+      // Per (channel, state) sums: the warp's, added to the chunks' so far.
+      da = bwd_warp_sum(da);
+      if constexpr (!Tr::kVarB) db = bwd_warp_sum(db);
+      if constexpr (!Tr::kVarC) dc = bwd_warp_sum(dc);
+      if (lane == 0) {
+        s_r[n] = r_out;
+        s_da[n] += da;
+        if constexpr (!Tr::kVarB) s_db[n] += db;
+        if constexpr (!Tr::kVarC) s_dc[n] += dc;
+      }
+      if constexpr (kRed) {
+        // Variable dB/dC of (n, t): summed over the block's channels in warp
+        // order. Two buffers: one barrier per state.
+        float* buf = smem + L.red + (n & 1) * L.red_buf;
+        float* mine = buf + c * kKinds * kK + first;
+#pragma unroll
+        for (int i = 0; i < kI; i += 4) {
+          if constexpr (Tr::kVarB) sts4(mine + i, {vb[i], vb[i + 1], vb[i + 2], vb[i + 3]});
+          if constexpr (Tr::kVarC)
+            sts4(mine + kKindC * kK + i, {vc[i], vc[i + 1], vc[i + 2], vc[i + 3]});
+        }
+        __syncthreads();
+        const long long part_row =
+            ((b * gridDim.x + blockIdx.x) * kN + n) * static_cast<long long>(f.seqlen) + t0;
+        for (int o = threadIdx.x; o < kKinds * kK; o += Tr::kThreads) {
+          const int kind = o / kK, t = o % kK;
+          if (t >= len) continue;
+          float sum = 0.0f;
+          for (int w = 0; w < tile.nd; ++w) sum += buf[(w * kKinds + kind) * kK + t];
+          float* part = Tr::kVarB && kind == 0 ? p.part_b : p.part_c;
+          part[part_row + t] = sum;
+        }
+      }
+    }
+    // du, ddelta of the chunk's timesteps; this lane's dD, ddelta_bias sums.
+    if (active) {
+      const bool vec = f.vec4 != 0;
+      const float dd_w = Tr::kHasD ? f.D[d] : 0.0f;
+#pragma unroll
+      for (int i = 0; i < kI; i += 4) {
+        const int valid = min(4, len - first - i);
+        if (valid <= 0) break;
+        float du[4], dd[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const float dt = it.dt[i + k], u = it.u[i + k];
+          const float s_bk = static_cast<float>(sb[i + k]);
+          du[k] = dt * s_bk;
+          if constexpr (Tr::kHasD) du[k] = fmaf(dd_w, dy[i + k], du[k]);
+          dd[k] = fmaf(u, s_bk, static_cast<float>(sa[i + k]));
+          // softplus'(x) = sigmoid(x) = 1 - exp(-softplus(x)).
+          if constexpr (Tr::kSoftplus) dd[k] *= -expm1f(-dt);
+          if (k < valid) {
+            part_d += static_cast<AccT>(dy[i + k] * u);
+            part_bias += static_cast<AccT>(dd[k]);
+          }
+        }
+        const long long t = t0 + first + i;
+        store4<typename Tr::InT>(p.du, b * p.du_batch_stride + d * p.du_dim_stride + t, valid, vec,
+                                 du);
+        store4<typename Tr::InT>(p.ddelta, b * p.ddelta_batch_stride + d * p.ddelta_dim_stride + t,
+                                 valid, vec, dd);
+      }
+    }
+  }
+
+  // Per-block results: dh0 directly, the rest as partials for the finalize.
+  part_d = bwd_warp_sum(part_d);
+  part_bias = bwd_warp_sum(part_bias);
+  __syncwarp();
+  if (!active) return;
+  for (int n = lane; n < kN; n += 32) {
+    const long long rdn = (b * dim + d) * kN + n;
+    if constexpr (Tr::kH0)
+      p.dh0[b * p.dh0_batch_stride + d * p.dh0_dim_stride + n] = static_cast<float>(s_r[n]);
+    p.part_a[rdn] = static_cast<float>(s_da[n]);
+    if constexpr (!Tr::kVarB) p.part_b[rdn] = static_cast<float>(s_db[n]);
+    if constexpr (!Tr::kVarC) p.part_c[rdn] = static_cast<float>(s_dc[n]);
+  }
+  if (lane == 0) {
+    if constexpr (Tr::kHasD) p.part_d[b * dim + d] = static_cast<float>(part_d);
+    if constexpr (Tr::kHasBias) p.part_bias[b * dim + d] = static_cast<float>(part_bias);
+  }
+}
+
+}  // namespace ssmtune_kernels
