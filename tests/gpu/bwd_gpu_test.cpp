@@ -1,4 +1,4 @@
-// Every backward algorithm (sequential, multipass) and accumulation dtype
+// Every backward algorithm (sequential, multipass, warp scan) and accumulation dtype
 // against the fp64 CPU backward reference, gradient by gradient (relative
 // L2, printed), over odd seqlens, dstate 1 to 256, groups, constant B/C,
 // every flag, the three input dtypes, an initial state and dlast; outputs
@@ -134,6 +134,18 @@ std::vector<BwdConfig> configs_for(const BwdProblem& p, size_t max_shared) {
     mp.algo = BwdAlgo::kMultiPass;
     mp.segments = 3;
     if (check_config(p, mp, max_shared).is_ok()) out.push_back(mp);
+  }
+  // The warp scan: fp32 at chunk 128, fp64 at 256 (where the B/C rows fit).
+  for (BwdAcc a : {BwdAcc::kF32, BwdAcc::kF64}) {
+    BwdConfig ws;
+    ws.algo = BwdAlgo::kWarpScan;
+    ws.chunk = a == BwdAcc::kF32 ? 128 : 256;
+    ws.d_step = a == BwdAcc::kF32 ? 4 : 2;
+    ws.n_split = 1;
+    ws.threads = 32 * ws.d_step;
+    ws.acc = a;
+    ws.exp = a == BwdAcc::kF32 ? BwdExp::kFast : BwdExp::kAccurate;
+    if (check_config(p, ws, max_shared).is_ok()) out.push_back(ws);
   }
   return out;
 }

@@ -110,6 +110,13 @@ TEST_CASE("forwards save the backward's checkpoints; the backward reading them m
       base.segments = 3;
       bwds.push_back(base);
     }
+    bwd::BwdConfig ws;  // the warp scan, chunks of 128
+    ws.algo = bwd::BwdAlgo::kWarpScan;
+    ws.chunk = 128;
+    ws.d_step = 4;
+    ws.n_split = 1;
+    ws.threads = 128;
+    if (bwd::check_config(p, ws, dev.max_shared_per_block).is_ok()) bwds.push_back(ws);
     for (const bwd::BwdConfig& bc : bwds) {
       REQUIRE_STATUS_OK(bwd::check_config(p, bc, dev.max_shared_per_block));
       for (ScanAlgo algo : kSavers) {

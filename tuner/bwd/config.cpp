@@ -220,6 +220,39 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
                 std::to_string(blocks) + " blocks alone would leave the GPU idle)";
     }
   }
+  // The warp scan instead of multipass where it measured faster (H200,
+  // ms, `ssmtune bench`, states recomputed): (8,256,1024,4) fp32 0.059
+  // against multipass 0.092 (with the block's flags 0.073 / 0.142),
+  // (8,256,1024,64) fp32 0.496 / 0.633; at dstate 16 multipass stays
+  // ahead ((1,1536,2048,16) bf16 with the flags 0.315 / 0.238,
+  // (16,256,1024,16) 0.306 / 0.302), and with few channels a warp each
+  // leaves the GPU idle ((2,128,2048,16) fp32 0.227 / 0.054).
+  const int64_t channels_needed = 8 * int64_t{sm_count > 0 ? sm_count : 128};
+  if (c.algo == BwdAlgo::kMultiPass && (f.dstate <= 4 || f.dstate >= 64) &&
+      f.batch * f.dim >= channels_needed) {
+    BwdConfig ws;
+    ws.algo = BwdAlgo::kWarpScan;
+    ws.acc = c.acc;
+    ws.exp = c.exp;
+    ws.n_split = 1;
+    ws.d_step = 16;
+    while (ws.d_step > 1 && ws.d_step > f.dim_per_group()) ws.d_step /= 2;
+    ws.threads = 32 * ws.d_step;
+    // B/C rows of the chunk in shared memory: within the device's limit
+    // (227 KiB where it is not given).
+    const size_t limit = max_shared_bytes != 0 ? max_shared_bytes : size_t{227} * 1024;
+    for (int chunk : {256, 128}) {
+      ws.chunk = chunk;
+      if (check_config(p, ws, limit).is_ok()) {
+        c = ws;
+        reason = "warp scan, chunk " + std::to_string(chunk) + ", " + std::to_string(ws.d_step) +
+                 " channels a block (" + std::to_string(f.batch * f.dim) +
+                 " channels, a warp each, fill the GPU; dstate " + std::to_string(f.dstate) +
+                 ": faster than multipass there)";
+        break;
+      }
+    }
+  }
   // Under one wave of 4 blocks per SM anyway: 3, with more registers (H200,
   // (8,1536,2048,16) bf16 with the block's flags and saved states, 384 blocks
   // on 132 SMs: 0.933 ms at 3 against 0.985 at 4; at 2048 blocks 3 cost 12%).

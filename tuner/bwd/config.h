@@ -60,7 +60,10 @@ struct BwdDefault {
 };
 // A legal config for `p` (the chunk shrinks until the block fits
 // max_shared_bytes; 0: no limit). sm_count (0: unknown): a sequential grid
-// that fits 3 blocks per SM takes 3 (.b3: more registers a thread).
+// that fits 3 blocks per SM takes 3 (.b3: more registers a thread); a
+// problem whose channels give the SMs 8 warps each (128 SMs when
+// unknown) but would go multipass takes the warp scan at dstate <= 4 or
+// >= 64.
 BwdDefault default_config(const BwdProblem& p, BwdAcc acc = BwdAcc::kF32,
                           size_t max_shared_bytes = 0, int sm_count = 0);
 

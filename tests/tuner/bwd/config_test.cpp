@@ -39,6 +39,45 @@ TEST_CASE("backward config keys round-trip", "[bwd]") {
   CHECK(!BwdConfig::from_key("seq.K032.D8.fp32.t32.s4.fast").is_ok());
   CHECK(!BwdConfig::from_key("scan.K32.D8.fp32.t32.s4.fast").is_ok());
   CHECK(!BwdConfig::from_key("seq.K32.D8.fp16.t32.s4.fast").is_ok());
+  const auto ws = BwdConfig::from_key("ws.K256.D8.fp32.t256.s1.fast");
+  REQUIRE(ws.is_ok());
+  CHECK(ws->algo == BwdAlgo::kWarpScan);
+  CHECK(ws->chunk == 256);
+  CHECK(ws->threads == 256);
+  CHECK(!BwdConfig::from_key("ws.K256.D8.fp32.t256.s1.fast.S4").is_ok());
+}
+
+TEST_CASE("warp-scan legality: 32 lanes a channel, chunks of 32 x 4k items", "[bwd]") {
+  const BwdProblem p = mid(DType::kBF16, 4);
+  auto why = [&](const BwdConfig& x) { return check_config(p, x, 227 * 1024).message(); };
+  BwdConfig c = *BwdConfig::from_key("ws.K128.D4.fp32.t128.s1.fast");
+  CHECK(why(c).empty());
+  BwdConfig x = c;
+  x.chunk = 96;  // 3 items a lane
+  CHECK(why(x).find("warp scan: chunk") != std::string::npos);
+  x = c;
+  x.chunk = 1024;
+  CHECK(why(x).find("warp scan: chunk") != std::string::npos);
+  x = c;
+  x.n_split = 2;
+  CHECK(why(x).find("n_split must be 1") != std::string::npos);
+  x = c;
+  x.threads = 4;
+  CHECK(why(x).find("32 * d_step") != std::string::npos);
+  x = c;
+  x.segments = 2;
+  CHECK(why(x).find("segments must be 1") != std::string::npos);
+  // B and C rows of 256 states at chunk 256: past the limit.
+  x = c;
+  x.chunk = 256;
+  CHECK(check_config(mid(DType::kBF16, 256), x, 227 * 1024).message().find("shared memory") !=
+        std::string::npos);
+  // 512 threads' worth of registers a SM, as the templates' rule.
+  CHECK(rule_blocks(p, c) == 4);
+  x = c;
+  x.d_step = 16;
+  x.threads = 512;
+  CHECK(rule_blocks(p, x) == 1);
 }
 
 TEST_CASE("backward legality mirrors the templates", "[bwd]") {
@@ -123,6 +162,41 @@ TEST_CASE("the backward default goes multipass for few blocks and long sequences
   CHECK(default_config(p).config.algo == BwdAlgo::kSequential);
 }
 
+TEST_CASE("the backward default takes the warp scan where multipass would run at dstate 4 or 64",
+          "[bwd]") {
+  BwdProblem p;
+  for (int64_t n : {4, 64}) {
+    p.fwd = testing::shape(8, 256, 1024, n, DType::kF32);  // 2048 channels
+    const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
+    INFO(d.config.key() << " " << d.reason);
+    CHECK(d.config.algo == BwdAlgo::kWarpScan);
+    CHECK(d.config.key() == "ws.K256.D16.fp32.t512.s1.fast");
+    CHECK(check_config(p, d.config, 227 * 1024).is_ok());
+    CHECK(d.reason.find("warp scan") != std::string::npos);
+    // fp64 accumulation too (chunk 128 where 256 does not fit).
+    const BwdConfig d64 = default_config(p, BwdAcc::kF64, 227 * 1024, 132).config;
+    CHECK(d64.algo == BwdAlgo::kWarpScan);
+    CHECK(check_config(p, d64, 227 * 1024).is_ok());
+  }
+  // dstate 16: multipass measured faster.
+  p.fwd = testing::shape(8, 256, 1024, 16, DType::kF32);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kMultiPass);
+  // Too few channels for 8 warps on each of 132 SMs: multipass.
+  p.fwd = testing::shape(2, 128, 2048, 4, DType::kF32);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kMultiPass);
+  // Enough blocks for the chunked kernel (1024): it stays.
+  p.fwd = testing::shape(16, 4096, 2048, 4, DType::kF32);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kSequential);
+  // Groups of 8 channels (160 blocks, 1280 channels): 8 warps a block.
+  p.fwd = testing::shape(8, 160, 1024, 4, DType::kF32, 20);
+  const BwdConfig g8 = default_config(p, BwdAcc::kF32, 227 * 1024, 132).config;
+  CHECK(g8.algo == BwdAlgo::kWarpScan);
+  CHECK(g8.d_step == 8);
+  // dstate 256: its B/C rows do not fit at chunk 128 either.
+  p.fwd = testing::shape(8, 256, 1024, 256, DType::kF32);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo != BwdAlgo::kWarpScan);
+}
+
 TEST_CASE("the backward default takes 3 blocks per SM when its grid fits one wave of 3", "[bwd]") {
   // (8,1536,2048,16): 384 blocks of 128 threads; on 132 SMs one wave of 3.
   const BwdProblem p = mid(DType::kBF16, 16);
@@ -160,6 +234,14 @@ TEST_CASE("the backward search space is a few dozen legal configs", "[bwd]") {
     REQUIRE(!space.empty());
     CHECK(space.front() == def);
     CHECK(std::count(space.begin(), space.end(), def) == 1);
+    // The warp scan's chunks and widths, where their B/C rows fit.
+    const auto ws = std::count_if(space.begin(), space.end(),
+                                  [](const BwdConfig& c) { return c.algo == BwdAlgo::kWarpScan; });
+    if (n == 256) {
+      CHECK(ws == 0);
+    } else {
+      CHECK(ws >= 6);
+    }
   }
 }
 
