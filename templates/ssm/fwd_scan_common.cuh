@@ -44,8 +44,8 @@ __device__ __forceinline__ AccT warp_scan_affine(Affine<AccT> incl, AccT carry, 
       incl.b = incl.a * prev_b + incl.b;
     }
   }
-  AccT in = kReverse ? __shfl_down_sync(0xffffffffu, incl.b, 1)
-                     : __shfl_up_sync(0xffffffffu, incl.b, 1);
+  AccT in =
+      kReverse ? __shfl_down_sync(0xffffffffu, incl.b, 1) : __shfl_up_sync(0xffffffffu, incl.b, 1);
   if (lane == kFirst) in = carry;
   total = __shfl_sync(0xffffffffu, incl.b, 31 - kFirst);
   return in;

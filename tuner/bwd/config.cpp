@@ -113,14 +113,13 @@ size_t shared_bytes(const BwdProblem& p, const BwdConfig& c) {
   const int n = static_cast<int>(p.fwd.dstate);
   const bool var_b = p.fwd.variable_b, var_c = p.fwd.variable_c;
   if (c.algo == BwdAlgo::kWarpScan)
-    return sizeof(float) *
-           static_cast<size_t>(ssmtune_kernels::bwd_scan_smem_layout(n, c.chunk, c.d_step, var_b,
-                                                                     var_c, acc_bytes)
-                                   .floats);
-  return sizeof(float) * static_cast<size_t>(ssmtune_kernels::bwd_smem_layout(
-                                                 n, c.chunk, c.d_step, c.n_split, var_b, var_c,
-                                                 acc_bytes)
-                                                 .floats);
+    return sizeof(float) * static_cast<size_t>(ssmtune_kernels::bwd_scan_smem_layout(
+                                                   n, c.chunk, c.d_step, var_b, var_c, acc_bytes)
+                                                   .floats);
+  return sizeof(float) *
+         static_cast<size_t>(ssmtune_kernels::bwd_smem_layout(n, c.chunk, c.d_step, c.n_split,
+                                                              var_b, var_c, acc_bytes)
+                                 .floats);
 }
 
 Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_bytes) {

@@ -71,8 +71,7 @@ Result<BwdPlan> plan_bwd(const BwdProblem& bp, const BwdConfig& c, size_t max_sh
     return static_cast<int>(plan.kernels.size()) - 1;
   };
   if (c.algo != BwdAlgo::kMultiPass) {
-    const char* kernel =
-        c.algo == BwdAlgo::kWarpScan ? "ssm_bwd_warpscan" : "ssm_bwd_sequential";
+    const char* kernel = c.algo == BwdAlgo::kWarpScan ? "ssm_bwd_warpscan" : "ssm_bwd_sequential";
     plan.launches.push_back({add(kernel), {tiles, static_cast<unsigned>(p.batch)}, block, smem});
   } else {
     const jit::Dim3 grid{tiles, static_cast<unsigned>(p.batch),

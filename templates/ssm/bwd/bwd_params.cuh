@@ -128,16 +128,15 @@ SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_
 // state): A pre-scaled and A, then AccT: the state entering the chunk, the
 // adjoint carry, and the sums of dA, constant dB and constant dC.
 struct BwdScanSmemLayout {
-  int b, c;                    // B, C rows (chunk floats each per state)
-  int red, red_buf;            // offset, floats per buffer
-  int a, a_true;               // d_step * dstate floats each
+  int b, c;                       // B, C rows (chunk floats each per state)
+  int red, red_buf;               // offset, floats per buffer
+  int a, a_true;                  // d_step * dstate floats each
   int h, r, acc_a, acc_b, acc_c;  // d_step * dstate AccT each (8-byte aligned)
   int floats;
 };
 
 SSMTUNE_HD constexpr BwdScanSmemLayout bwd_scan_smem_layout(int dstate, int chunk, int d_step,
-                                                            bool var_b, bool var_c,
-                                                            int acc_bytes) {
+                                                            bool var_b, bool var_c, int acc_bytes) {
   BwdScanSmemLayout l{};
   const int rows = dstate * chunk;
   const int kinds = (var_b ? 1 : 0) + (var_c ? 1 : 0);

@@ -53,8 +53,8 @@ struct BwdTraits {
   static_assert(kNSplit >= 1 && kNSplit <= 32 && (kNSplit & (kNSplit - 1)) == 0,
                 "n_split must be a power of two <= 32");
   static_assert(kNSplit <= kN, "n_split must not exceed dstate");
-  static_assert(!kWarpScan || (kNSplit == 1 && kChunk == 32 * kItems_ && kItems_ % 4 == 0 &&
-                               kDStep <= 32),
+  static_assert(!kWarpScan ||
+                    (kNSplit == 1 && kChunk == 32 * kItems_ && kItems_ % 4 == 0 && kDStep <= 32),
                 "warp scan: n_split 1, chunk 32 * items (a multiple of 4), d_step <= 32");
   static_assert(kThreads % 32 == 0 && kThreads <= 1024,
                 "d_step * n_split must be a multiple of 32, at most 1024");

@@ -100,9 +100,9 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     s_a[n] = a * a_scale<Tr>();
     s_h[n] = Tr::kH0 ? static_cast<AccT>(f.h0[b * f.h0_batch_stride + d * f.h0_dim_stride + n])
                      : AccT(0);
-    s_r[n] = Tr::kDLast ? static_cast<AccT>(
-                              p.dlast[b * p.dlast_batch_stride + d * p.dlast_dim_stride + n])
-                        : AccT(0);
+    s_r[n] = Tr::kDLast
+                 ? static_cast<AccT>(p.dlast[b * p.dlast_batch_stride + d * p.dlast_dim_stride + n])
+                 : AccT(0);
     s_da[n] = s_db[n] = s_dc[n] = 0;
   }
   __syncwarp();
@@ -143,9 +143,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     stage_bc<Tr>(f, tile, t0, len, s_b, s_c);
     for (int n = lane; n < kN; n += 32) {
       if (j == 0) {
-        s_h[n] = Tr::kH0
-                     ? static_cast<AccT>(f.h0[b * f.h0_batch_stride + d * f.h0_dim_stride + n])
-                     : AccT(0);
+        s_h[n] = Tr::kH0 ? static_cast<AccT>(f.h0[b * f.h0_batch_stride + d * f.h0_dim_stride + n])
+                         : AccT(0);
       } else {
         s_h[n] = ckpt[ckpt_index(j, n)];
       }
@@ -170,8 +169,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
       for (int i = kI - 1; i >= 0; --i)
         q = maps.a[i] * (static_cast<AccT>(cv[i]) * static_cast<AccT>(dy[i]) + q);
       AccT r_out;
-      AccT r = warp_scan_affine<true>(Affine<AccT>{fwd.a, q}, lane == 31 ? s_r[n] : AccT(0),
-                                      lane, r_out);
+      AccT r = warp_scan_affine<true>(Affine<AccT>{fwd.a, q}, lane == 31 ? s_r[n] : AccT(0), lane,
+                                      r_out);
       AccT g[kI];
 #pragma unroll
       for (int i = kI - 1; i >= 0; --i) {
