@@ -170,7 +170,8 @@ TEST_CASE("the backward default takes the warp scan where multipass would run at
     const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
     INFO(d.config.key() << " " << d.reason);
     CHECK(d.config.algo == BwdAlgo::kWarpScan);
-    CHECK(d.config.key() == "ws.K256.D16.fp32.t512.s1.fast");
+    CHECK(d.config.key() ==
+          (n == 4 ? "ws.K256.D8.fp32.t256.s1.fast" : "ws.K256.D16.fp32.t512.s1.fast"));
     CHECK(check_config(p, d.config, 227 * 1024).is_ok());
     CHECK(d.reason.find("warp scan") != std::string::npos);
     // fp64 accumulation too (chunk 128 where 256 does not fit).
@@ -187,8 +188,8 @@ TEST_CASE("the backward default takes the warp scan where multipass would run at
   // Enough blocks for the chunked kernel (1024): it stays.
   p.fwd = testing::shape(16, 4096, 2048, 4, DType::kF32);
   CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kSequential);
-  // Groups of 8 channels (160 blocks, 1280 channels): 8 warps a block.
-  p.fwd = testing::shape(8, 160, 1024, 4, DType::kF32, 20);
+  // Groups of 8 channels (160 blocks, 1280 channels): 8 warps a block, not 16.
+  p.fwd = testing::shape(8, 160, 1024, 64, DType::kF32, 20);
   const BwdConfig g8 = default_config(p, BwdAcc::kF32, 227 * 1024, 132).config;
   CHECK(g8.algo == BwdAlgo::kWarpScan);
   CHECK(g8.d_step == 8);
