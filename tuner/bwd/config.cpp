@@ -220,23 +220,28 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
     }
   }
   // The warp scan instead of multipass where it measured faster (H200,
-  // ms, `ssmtune bench`, states recomputed): (8,256,1024,4) fp32 0.059
-  // against multipass 0.092 (with the block's flags 0.073 / 0.142),
-  // (8,256,1024,64) fp32 0.496 / 0.633; at dstate 16 multipass stays
-  // ahead ((1,1536,2048,16) bf16 with the flags 0.315 / 0.238,
-  // (16,256,1024,16) 0.306 / 0.302), and with few channels a warp each
-  // leaves the GPU idle ((2,128,2048,16) fp32 0.227 / 0.054).
+  // ms, `ssmtune bench`, states recomputed, warp scan against multipass):
+  // (8,256,1024,4) fp32 0.059 / 0.092 (with the block's flags 0.073 /
+  // 0.142), (8,256,1024,8) fp32 0.088 / 0.115, (4,512,2048,8) bf16 with the
+  // flags 0.196 / 0.267, (8,512,1024,32) bf16 with the flags 0.538 / 0.665,
+  // (8,256,1024,64) fp32 0.496 / 0.633. Not where the chunked block is 4
+  // lanes of 4 states (dstate 16), which multipass runs faster
+  // ((1,1536,2048,16) bf16 with the flags 0.315 / 0.238, (4,512,2048,16)
+  // fp32 0.326 / 0.294, (16,256,1024,16) 0.306 / 0.302); nor with too few
+  // channels, a warp each, to fill the GPU ((2,128,2048,16) fp32 0.227 /
+  // 0.054).
+  const bool four_by_four = c.n_split == 4 && (f.dstate + 3) / 4 == 4;
   const int64_t channels_needed = 8 * int64_t{sm_count > 0 ? sm_count : 128};
-  if (c.algo == BwdAlgo::kMultiPass && (f.dstate <= 4 || f.dstate >= 64) &&
-      f.batch * f.dim >= channels_needed) {
+  if (c.algo == BwdAlgo::kMultiPass && !four_by_four && f.batch * f.dim >= channels_needed) {
     BwdConfig ws;
     ws.algo = BwdAlgo::kWarpScan;
     ws.acc = c.acc;
     ws.exp = c.exp;
     ws.n_split = 1;
-    // 8 warps a block at dstate <= 4, 16 at 64 (H200: (8,1536,2048,4) fp32
+    // 8 warps a block at dstate <= 4, 16 beyond (H200: (8,1536,2048,4) fp32
     // with the flags 0.739 ms at 8 against 0.800 at 16; (8,256,1024,64)
-    // fp32 0.496 at 16 against 0.849 at 8).
+    // fp32 0.496 at 16 against 0.849 at 8, (8,512,1024,32) bf16 with the
+    // flags 0.538 against 0.581).
     ws.d_step = f.dstate <= 4 ? 8 : 16;
     while (ws.d_step > 1 && ws.d_step > f.dim_per_group()) ws.d_step /= 2;
     ws.threads = 32 * ws.d_step;

@@ -62,8 +62,8 @@ struct BwdDefault {
 // max_shared_bytes; 0: no limit). sm_count (0: unknown): a sequential grid
 // that fits 3 blocks per SM takes 3 (.b3: more registers a thread); a
 // problem whose channels give the SMs 8 warps each (128 SMs when
-// unknown) but would go multipass takes the warp scan at dstate <= 4 or
-// >= 64.
+// unknown) but would go multipass takes the warp scan, except at dstate 16
+// (the chunked kernels' 4 lanes of 4 states, where multipass is faster).
 BwdDefault default_config(const BwdProblem& p, BwdAcc acc = BwdAcc::kF32,
                           size_t max_shared_bytes = 0, int sm_count = 0);
 

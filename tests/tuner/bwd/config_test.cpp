@@ -162,10 +162,10 @@ TEST_CASE("the backward default goes multipass for few blocks and long sequences
   CHECK(default_config(p).config.algo == BwdAlgo::kSequential);
 }
 
-TEST_CASE("the backward default takes the warp scan where multipass would run at dstate 4 or 64",
+TEST_CASE("the backward default takes the warp scan where multipass would run, but at dstate 16",
           "[bwd]") {
   BwdProblem p;
-  for (int64_t n : {4, 64}) {
+  for (int64_t n : {4, 8, 32, 64}) {
     p.fwd = testing::shape(8, 256, 1024, n, DType::kF32);  // 2048 channels
     const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
     INFO(d.config.key() << " " << d.reason);
