@@ -164,12 +164,14 @@ SSMTUNE_HD constexpr PipeSmemLayout pipe_smem_layout(int dstate, int chunk, int 
 // start: the staged B and C tiles (fp32, `chunk` steps per state, unpadded;
 // absent when constant), the per-channel carried states (AccT), then the
 // per-channel A rows (warpscan, fp32) or the two scan arrays of one AccT per
-// thread (blelloch: a, then x). Host and kernels compute it with this function.
+// thread (blelloch: a, then x), and, for a warpscan with several warps per
+// channel (threads > 32 d_step), each warp's chunk totals of two states
+// (a and b), double-buffered. Host and kernels compute it with this function.
 struct ScanSmemLayout {
   int b, c;   // B and C tiles
   int h;      // carried states, d_step x dstate AccT
   int a;      // warpscan: A rows, d_step x dstate floats; blelloch: the scan array a
-  int x;      // blelloch: the scan array x (warpscan: the end of the A rows)
+  int x;      // blelloch: the scan array x; warpscan: the warps' totals (or the end of the A rows)
   int bytes;  // total
 };
 
@@ -182,7 +184,10 @@ SSMTUNE_HD constexpr ScanSmemLayout scan_smem_layout(int dstate, int chunk, int 
   l.h = l.c + (var_c ? 4 * dstate * chunk : 0);
   l.a = l.h + acc_bytes * d_step * dstate;
   l.x = l.a + (blelloch ? acc_bytes * threads : 4 * d_step * dstate);
-  l.bytes = l.x + (blelloch ? acc_bytes * threads : 0);
+  // Alignment of the AccT totals after the fp32 A rows.
+  if (!blelloch) l.x = (l.x + acc_bytes - 1) / acc_bytes * acc_bytes;
+  const int warp_totals = threads > 32 * d_step ? 2 * 2 * 2 * (threads / 32) * acc_bytes : 0;
+  l.bytes = l.x + (blelloch ? acc_bytes * threads : warp_totals);
   return l;
 }
 

@@ -51,6 +51,26 @@ __device__ __forceinline__ AccT warp_scan_affine(Affine<AccT> incl, AccT carry, 
   return in;
 }
 
+// The warp's lanes' maps scanned in order with nothing carried in:
+// `excl` gets the composition of the lanes before this one (the identity on
+// lane 0), the return value the composition of all 32 (every lane). For a
+// chunk scanned by several warps, whose incoming state is known only after
+// the warps before have their totals.
+template <typename AccT>
+__device__ __forceinline__ Affine<AccT> warp_scan_maps(Affine<AccT> incl, int lane,
+                                                       Affine<AccT>& excl) {
+#pragma unroll
+  for (int off = 1; off < 32; off *= 2) {
+    const AccT prev_a = __shfl_up_sync(0xffffffffu, incl.a, off);
+    const AccT prev_b = __shfl_up_sync(0xffffffffu, incl.b, off);
+    if (lane >= off) incl = compose(Affine<AccT>{prev_a, prev_b}, incl);
+  }
+  excl.a = __shfl_up_sync(0xffffffffu, incl.a, 1);
+  excl.b = __shfl_up_sync(0xffffffffu, incl.b, 1);
+  if (lane == 0) excl = Affine<AccT>{1, 0};
+  return Affine<AccT>{__shfl_sync(0xffffffffu, incl.a, 31), __shfl_sync(0xffffffffu, incl.b, 31)};
+}
+
 // One thread's kItems timesteps of one channel: transformed delta and u.
 template <typename Tr>
 struct ThreadItems {
@@ -131,11 +151,13 @@ __device__ __forceinline__ void write_items(const SsmFwdParams& p, int b, int d,
 }
 
 // Stages the chunk's variable B/C rows: s_b[n * kChunk + t]. Positions at or
-// past len are not staged (readers mask them).
-template <typename Tr>
+// past len are not staged (readers mask them). kBatch reads of each in
+// flight per thread (BcStage::stream).
+template <typename Tr, int kBatch = 1>
 __device__ __forceinline__ void stage_bc(const SsmFwdParams& p, const Tile& tile, int t0, int len,
                                          float* s_b, float* s_c) {
-  BcStage<Tr>::stream(p, tile, t0, len, s_b, s_c, Tr::kChunk, threadIdx.x, blockDim.x);
+  BcStage<Tr>::template stream<kBatch>(p, tile, t0, len, s_b, s_c, Tr::kChunk, threadIdx.x,
+                                       blockDim.x);
 }
 
 // One thread's kItems B (or C) values of state n from chunk-local timestep

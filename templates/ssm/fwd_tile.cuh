@@ -98,25 +98,55 @@ struct BcStage {
       if constexpr (Tr::kVarC) store(c[r], s_c + n * row + t);
     }
   }
-  // Reads and stores group by group, holding one group at a time (for
-  // kernels whose registers are needed elsewhere), as thread `tid` of
-  // `nthreads`. Block-wide callers pass blockDim.x, not kThreads, so the
-  // loop stays rolled: unrolled, its reads batch up and take registers.
+  // Reads and stores kBatch groups at a time, as thread `tid` of
+  // `nthreads`. kBatch 1 holds one group at a time (for kernels whose
+  // registers are needed elsewhere; block-wide callers pass blockDim.x, not
+  // kThreads, so the loop stays rolled: unrolled, its reads batch up and
+  // take registers). A larger batch keeps kBatch reads of B and of C in
+  // flight per round trip, for blocks alone on their SM whose staging is a
+  // chain of round trips.
+  template <int kBatch = 1>
   __device__ __forceinline__ static void stream(const SsmFwdParams& p, const Tile& tile, int t0,
                                                 int len, float* s_b, float* s_c, int row, int tid,
                                                 int nthreads) {
-    for (int i = tid; i < kTotal; i += nthreads) {
-      const int n = i / kGroups, t = (i % kGroups) * 4;
-      if (t >= len) continue;
-      const int valid = min(4, len - t);
-      float v[4];
-      if constexpr (Tr::kVarB) {
-        load4<InT>(p.B, index_b(p, tile, n, t0 + t), valid, p.vec4 != 0, v);
-        sts4(s_b + n * row + t, v);
+    if constexpr (kBatch == 1) {
+      for (int i = tid; i < kTotal; i += nthreads) {
+        const int n = i / kGroups, t = (i % kGroups) * 4;
+        if (t >= len) continue;
+        const int valid = min(4, len - t);
+        float v[4];
+        if constexpr (Tr::kVarB) {
+          load4<InT>(p.B, index_b(p, tile, n, t0 + t), valid, p.vec4 != 0, v);
+          sts4(s_b + n * row + t, v);
+        }
+        if constexpr (Tr::kVarC) {
+          load4<InT>(p.C, index_c(p, tile, n, t0 + t), valid, p.vec4 != 0, v);
+          sts4(s_c + n * row + t, v);
+        }
       }
-      if constexpr (Tr::kVarC) {
-        load4<InT>(p.C, index_c(p, tile, n, t0 + t), valid, p.vec4 != 0, v);
-        sts4(s_c + n * row + t, v);
+    } else {
+#pragma unroll 1
+      for (int i0 = tid; i0 < kTotal; i0 += kBatch * nthreads) {
+        float vb[kBatch][4], vc[kBatch][4];
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) {
+          const int i = i0 + k * nthreads;
+          const int n = i / kGroups, t = (i % kGroups) * 4;
+          if (i >= kTotal || t >= len) continue;
+          const int valid = min(4, len - t);
+          if constexpr (Tr::kVarB)
+            load4<InT>(p.B, index_b(p, tile, n, t0 + t), valid, p.vec4 != 0, vb[k]);
+          if constexpr (Tr::kVarC)
+            load4<InT>(p.C, index_c(p, tile, n, t0 + t), valid, p.vec4 != 0, vc[k]);
+        }
+#pragma unroll
+        for (int k = 0; k < kBatch; ++k) {
+          const int i = i0 + k * nthreads;
+          const int n = i / kGroups, t = (i % kGroups) * 4;
+          if (i >= kTotal || t >= len) continue;
+          if constexpr (Tr::kVarB) sts4(s_b + n * row + t, vb[k]);
+          if constexpr (Tr::kVarC) sts4(s_c + n * row + t, vc[k]);
+        }
       }
     }
   }

@@ -1,10 +1,15 @@
-// Thread-serial plus warp-shuffle scan: one warp per channel, each lane
-// kItems consecutive timesteps (a chunk is 32 * kItems steps); per state the
-// lane's items are reduced serially, the 32 maps are scanned with a
-// Kogge-Stone shuffle scan, and each lane re-runs its items from its
-// incoming state. The warp walks the sequence chunk by chunk, carrying the
-// state in shared memory. B/C tiles are staged once per block for its
-// kDStep channels (one warp each).
+// Thread-serial plus warp-shuffle scan: kW warps per channel (kThreads =
+// 32 kW kDStep), each lane kItems consecutive timesteps (a chunk is
+// 32 kW kItems steps); per state the lane's items are reduced serially, the
+// 32 maps of a warp are scanned with a Kogge-Stone shuffle scan, and each
+// lane re-runs its items from its incoming state. The channel walks the
+// sequence chunk by chunk, carrying the state in shared memory. With one
+// warp a channel the carried state enters the scan at lane 0; with several
+// (for few channels: a longer chunk, fewer chunks one after another), each
+// warp scans without it, the warps' totals meet in shared memory (one
+// barrier per two states) and each warp folds those of the warps before it
+// into its entry state. B/C tiles are staged once per block for its kDStep
+// channels.
 #pragma once
 
 #include "ssm/fwd_scan_common.cuh"
@@ -13,8 +18,10 @@ namespace ssmtune_kernels {
 
 template <typename Tr>
 __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdParams p) {
-  static_assert(Tr::kThreads == 32 * Tr::kDStep, "warpscan: one warp per channel");
-  static_assert(Tr::kChunk == 32 * Tr::kItems, "warpscan: chunk must be 32 * items");
+  constexpr int kW = Tr::kThreads / (32 * Tr::kDStep);  // warps per channel
+  static_assert(Tr::kThreads == 32 * kW * Tr::kDStep && (kW & (kW - 1)) == 0,
+                "warpscan: threads must be 32 * d_step * (a power of 2) warps per channel");
+  static_assert(Tr::kChunk == 32 * kW * Tr::kItems, "warpscan: chunk must be 32 * warps * items");
   using AccT = typename Tr::AccT;
   constexpr ScanSmemLayout l = scan_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kThreads,
                                                 sizeof(AccT), Tr::kVarB, Tr::kVarC, false);
@@ -24,57 +31,107 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
   float* s_c = reinterpret_cast<float*>(smem + l.c);
   AccT* s_h = reinterpret_cast<AccT*>(smem + l.h);
   float* s_a = reinterpret_cast<float*>(smem + l.a);  // A, pre-scaled
+  // kW > 1: [buffer][state of the pair][warp] totals, a then b.
+  AccT* s_w = reinterpret_cast<AccT*>(smem + l.x);
+  constexpr int kWarps = Tr::kThreads / 32;
 
   const Tile tile = make_tile<Tr>(p, blockIdx.x, blockIdx.y);
-  const int c = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int c = warp / kW, sub = warp % kW;
+  const int first = (sub * 32 + lane) * Tr::kItems;  // chunk-local timestep of item 0
   const bool active = c < tile.nd;
   const int d = tile.d0 + (active ? c : 0);
   const float bias = (Tr::kHasBias && active) ? p.delta_bias[d] : 0.0f;
 
-  // Lane 0 of each channel's warp alone reads and writes its carried states.
-  for (int n = lane; n < Tr::kN; n += 32) {
-    s_h[c * Tr::kN + n] =
-        (Tr::kH0 && active)
-            ? static_cast<AccT>(p.h0[tile.b * p.h0_batch_stride + d * p.h0_dim_stride + n])
-            : AccT(0);
-    s_a[c * Tr::kN + n] = active ? p.A[d * p.A_dim_stride + n] * a_scale<Tr>() : 0.0f;
-  }
+  // The channel's first warp sets its carried states and A rows; with one
+  // warp a channel, lane 0 alone reads and writes the carried states after.
+  if (sub == 0)
+    for (int n = lane; n < Tr::kN; n += 32) {
+      s_h[c * Tr::kN + n] =
+          (Tr::kH0 && active)
+              ? static_cast<AccT>(p.h0[tile.b * p.h0_batch_stride + d * p.h0_dim_stride + n])
+              : AccT(0);
+      s_a[c * Tr::kN + n] = active ? p.A[d * p.A_dim_stride + n] * a_scale<Tr>() : 0.0f;
+    }
 
   // This chunk's delta and u, and the next chunk's in flight while this one
   // runs (a register double buffer).
   ThreadItems<Tr> it, next;
-  it.load(p, tile.b, d, lane * Tr::kItems, bias);
+  it.load(p, tile.b, d, first, bias);
   for (int t0 = 0; t0 < p.seqlen; t0 += Tr::kChunk) {
     const int len = min(Tr::kChunk, p.seqlen - t0);
-    if (t0 + Tr::kChunk < p.seqlen)
-      next.load(p, tile.b, d, t0 + Tr::kChunk + lane * Tr::kItems, bias);
+    if (t0 + Tr::kChunk < p.seqlen) next.load(p, tile.b, d, t0 + Tr::kChunk + first, bias);
     __syncthreads();
-    stage_bc<Tr>(p, tile, t0, len, s_b, s_c);
+    // Several warps a channel: few channels, blocks alone on their SMs, and
+    // the staging's round trips in the open (4 reads in flight a thread:
+    // 0.027 -> 0.017 ms at (2, 4, 1024, 16) with the flags on the H200; with
+    // one warp a channel the registers cost more, 0.024 -> 0.031 ms at
+    // (8, 256, 1024, 4)).
+    stage_bc<Tr, kW == 1 ? 1 : 4>(p, tile, t0, len, s_b, s_c);
     __syncthreads();
     AccT y[Tr::kItems];
 #pragma unroll
     for (int i = 0; i < Tr::kItems; ++i) y[i] = 0;
 
+    if constexpr (kW == 1) {
 #pragma unroll 2
-    for (int n = 0; n < Tr::kN; ++n) {
-      const AccT a2 = static_cast<AccT>(s_a[c * Tr::kN + n]);
-      ItemMaps<Tr> maps;
-      Affine<AccT> incl = maps.build(p, it, a2, n, d, lane * Tr::kItems, len, s_b);
-      // Lane 0 folds the carried state into its map, so the scanned b parts
-      // are the states themselves.
-      const AccT hprev = lane == 0 ? s_h[c * Tr::kN + n] : AccT(0);
-      AccT total;
-      const AccT hin = warp_scan_affine<false>(incl, hprev, lane, total);
-      maps.rerun(p, hin, n, d, lane * Tr::kItems, len, s_c, y);
-      if (lane == 0) s_h[c * Tr::kN + n] = total;
+      for (int n = 0; n < Tr::kN; ++n) {
+        const AccT a2 = static_cast<AccT>(s_a[c * Tr::kN + n]);
+        ItemMaps<Tr> maps;
+        Affine<AccT> incl = maps.build(p, it, a2, n, d, first, len, s_b);
+        // Lane 0 folds the carried state into its map, so the scanned b parts
+        // are the states themselves.
+        const AccT hprev = lane == 0 ? s_h[c * Tr::kN + n] : AccT(0);
+        AccT total;
+        const AccT hin = warp_scan_affine<false>(incl, hprev, lane, total);
+        maps.rerun(p, hin, n, d, first, len, s_c, y);
+        if (lane == 0) s_h[c * Tr::kN + n] = total;
+      }
+    } else {
+      // Two states a pass, one barrier between the warps' totals and their use.
+      // A buffer is written again two passes later, after every warp has
+      // passed the barrier in between and so finished reading it.
+      int buf = 0;
+      for (int n0 = 0; n0 < Tr::kN; n0 += 2, buf ^= 1) {
+        ItemMaps<Tr> maps[2];
+        Affine<AccT> excl[2], total[2];
+        AccT hprev[2];
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          if (n0 + q >= Tr::kN) break;
+          const int n = n0 + q;
+          const AccT a2 = static_cast<AccT>(s_a[c * Tr::kN + n]);
+          const Affine<AccT> incl = maps[q].build(p, it, a2, n, d, first, len, s_b);
+          total[q] = warp_scan_maps(incl, lane, excl[q]);
+          AccT* w = s_w + 2 * ((buf * 2 + q) * kWarps + warp);
+          if (lane == 0) {
+            w[0] = total[q].a;
+            w[1] = total[q].b;
+          }
+          hprev[q] = s_h[c * Tr::kN + n];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          if (n0 + q >= Tr::kN) break;
+          const int n = n0 + q;
+          // The state entering this warp: the carried one through the
+          // totals of the channel's warps before it.
+          const AccT* w = s_w + 2 * ((buf * 2 + q) * kWarps + c * kW);
+          AccT h = hprev[q];
+          for (int j = 0; j < sub; ++j) h = w[2 * j] * h + w[2 * j + 1];
+          maps[q].rerun(p, excl[q].a * h + excl[q].b, n, d, first, len, s_c, y);
+          if (sub == kW - 1 && lane == 0) s_h[c * Tr::kN + n] = total[q].a * h + total[q].b;
+        }
+      }
     }
-    if (active)
-      write_items<Tr>(p, tile.b, d, t0 + lane * Tr::kItems, len - lane * Tr::kItems, y, it.u);
+    if (active) write_items<Tr>(p, tile.b, d, t0 + first, len - first, y, it.u);
     it = next;
   }
   if constexpr (Tr::kLastState) {
-    __syncwarp();
-    if (active)
+    // The channel's last warp wrote the final states.
+    __syncthreads();
+    if (active && sub == 0)
       for (int n = lane; n < Tr::kN; n += 32)
         p.last_state[tile.b * p.last_state_batch_stride + d * p.last_state_dim_stride + n] =
             static_cast<float>(s_h[c * Tr::kN + n]);

@@ -109,6 +109,21 @@ std::vector<FwdConfig> configs_for(const FwdProblem& p, size_t max_shared) {
     split.segments = segments;
     if (segments >= 2 && check_config(p, split, max_shared)) out.push_back(split);
   }
+  // The warp scan with several warps a channel: 2 warps on each of 2
+  // channels, 8 on one (the default for very few channels), and 4 with fp64.
+  struct Wide {
+    int d_step, warps;
+    AccType acc;
+  };
+  for (const Wide& w :
+       {Wide{2, 2, AccType::kF32}, Wide{1, 8, AccType::kF32}, Wide{1, 4, AccType::kF64}}) {
+    FwdConfig c = default_config(p, ScanAlgo::kWarpScan, w.acc, max_shared);
+    c.d_step = w.d_step;
+    c.items = 4;
+    c.threads = 32 * w.warps * w.d_step;
+    c.chunk = 32 * w.warps * c.items;
+    if (check_config(p, c, max_shared)) out.push_back(c);
+  }
   // The other fp32 exp modes, on two algorithms.
   for (ScanAlgo a : {ScanAlgo::kSequential, ScanAlgo::kWarpScan}) {
     FwdConfig c = default_config(p, a, AccType::kF32, max_shared);

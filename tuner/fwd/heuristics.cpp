@@ -1,6 +1,8 @@
 // Default configs.
 #include "tuner/fwd/heuristics.h"
 
+#include <optional>
+
 #include "tuner/fwd/algorithms.h"
 #include "tuner/fwd/algos/common.h"
 
@@ -12,6 +14,32 @@ namespace {
 // 16) split 0.044 ms, warpscan 0.052; (8, 256, 1024, 4) fp32 plain: split
 // 0.033, warpscan 0.024.
 constexpr int64_t kSplitMinSeqlen = 2048;
+
+// At most this many channels and steps: each channel gets several warps of
+// the warp scan, so a few long chunks run one after another in blocks alone
+// on their SMs. On the H200 with the flags, fp32: (2, 4, 1024, 16) 0.017 ms
+// (8 warps a channel) against the split scan's 0.043 and one warp a
+// channel's 0.046; (2, 4, 4096, 8) 0.033 against 0.087. At 128 channels
+// ((2, 64, 2048, 16) bf16) the split scan ties (0.044 against 0.046).
+constexpr int64_t kWideScanMaxChains = 64;
+constexpr int64_t kWideScanMaxSeqlen = 8192;
+
+// One channel a block, 4 steps a lane, warps enough to cover the sequence
+// in one chunk (up to 8: chunks of 1024); fewer where the B/C tile does not
+// fit. Nothing where not even one warp's does.
+std::optional<FwdConfig> wide_warpscan(const FwdProblem& p, size_t max_shared_bytes) {
+  FwdConfig c = default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes);
+  c.d_step = 1;
+  c.items = 4;
+  int warps = 1;
+  while (warps < 8 && 32 * warps * c.items < p.seqlen) warps *= 2;
+  for (; warps >= 1; warps /= 2) {
+    c.threads = 32 * warps;
+    c.chunk = 32 * warps * c.items;
+    if (check_config(p, c, max_shared_bytes).is_ok()) return c;
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -58,6 +86,13 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
                    (crowded ? "no reads in flight (registers for resident blocks)"
                             : "the next chunk's reads in flight")};
   }
+  // Very few chains: several warps each, the sequence in a few long chunks.
+  if (chains <= kWideScanMaxChains && p.seqlen <= kWideScanMaxSeqlen)
+    if (const auto wide = wide_warpscan(p, max_shared_bytes))
+      return {*wide,
+              "warpscan: only " + std::to_string(chains) + " channels; " +
+                  std::to_string(wide->threads / 32) + (wide->threads == 32 ? " warp" : " warps") +
+                  " each, the sequence in chunks of " + std::to_string(wide->chunk) + " steps"};
   // Few chains and a long sequence: the pipelined kernel over segments of
   // the sequence, about 1024 blocks (two waves on the H200), at twice the
   // exps.

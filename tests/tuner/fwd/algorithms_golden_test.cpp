@@ -26,8 +26,10 @@ namespace {
 // (with the pipelined kernel's z rows and flag-dependent producer warps,
 // which came just before them), updated deliberately since: the split scan,
 // then the pipelined default past dstate 16 (four lanes per channel, up to
-// 16 states per thread).
-constexpr const char* kGolden = "da68771794188218094fc9c9dbf13502";
+// 16 states per thread), then the warp scan with several warps a channel
+// (its legality, its configs in the space, and the default for at most 64
+// channels and 8192 steps).
+constexpr const char* kGolden = "61dfe16701d065a7e1e31028c6f6c1fd";
 
 jit::DeviceInfo device(int sm_count, int max_shared) {
   jit::DeviceInfo d;

@@ -66,6 +66,14 @@ TEST_CASE("the scan layout's regions follow each other and sum to its bytes",
           CHECK(l.a == l.h + acc * d_step * n);
           CHECK(l.h % acc == 0);
           CHECK(l.bytes == l.a + (blelloch ? 2 * acc * threads : 4 * d_step * n));
+          // Several warps a channel: their totals (2 buffers x 2 states x (a, b)) follow, aligned.
+          const auto w =
+              ssmtune_kernels::scan_smem_layout(n, chunk, 2, threads, acc, vb, vc, blelloch);
+          if (!blelloch) {
+            CHECK(w.x % acc == 0);
+            CHECK(w.x >= w.a + 4 * 2 * n);
+            CHECK(w.bytes == w.x + 8 * (threads / 32) * acc);
+          }
         }
 }
 

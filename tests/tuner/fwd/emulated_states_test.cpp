@@ -68,21 +68,8 @@ void check_saving(FwdProblem p, int shift, uint64_t seed) {
   const FwdHostOutputs ref = reference_fwd(in);
 
   HostTensors h;
-  const DType io = p.dtype, f32 = DType::kF32;
-  const std::vector<int64_t> bdl = {p.batch, p.dim, p.seqlen}, st = {p.batch, p.dim, p.dstate};
-  const std::vector<int64_t> var = {p.batch, p.groups, p.dstate, p.seqlen}, con = {p.dim, p.dstate};
-  FwdTensors t;
-  t.u = h.put(in.u, io, bdl);
-  t.delta = h.put(in.delta, io, bdl);
-  t.A = h.put(in.A, f32, con);
-  t.B = h.put(in.B, p.variable_b ? io : f32, p.variable_b ? var : con);
-  t.C = h.put(in.C, p.variable_c ? io : f32, p.variable_c ? var : con);
-  if (p.has_d) t.D = h.put(in.D, f32, {p.dim});
-  if (p.has_delta_bias) t.delta_bias = h.put(in.delta_bias, f32, {p.dim});
-  if (p.has_z) t.z = h.put(in.z, io, bdl), t.out_z = h.out(io, bdl);
-  if (p.has_initial_state) t.h0 = h.put(in.h0, f32, st);
-  t.out = h.out(io, bdl);
-  t.last_state = h.out(f32, st);
+  const DType io = p.dtype;
+  const FwdTensors t = testing::put_fwd_tensors(h, in);
   const Status valid = validate_fwd_tensors(p, t);
   INFO(valid.to_string());
   REQUIRE(valid.is_ok());

@@ -86,6 +86,32 @@ TEST_CASE("few channels and shorter sequences go to the warp scan", "[tuner]") {
   }
 }
 
+TEST_CASE("very few channels get several warps each of the warp scan", "[tuner]") {
+  struct Case {
+    FwdProblem p;
+    int warps;
+  };
+  // mamba_ssm's test grid (2, 4, seqlen, 8) among them; the chunk covers the
+  // sequence up to 8 warps (1024 steps), one warp for 128 steps or fewer.
+  for (const Case& k :
+       {Case{shape(2, 4, 1024, 16, DType::kF32), 8}, Case{shape(2, 4, 4096, 8, DType::kF32), 8},
+        Case{shape(2, 4, 512, 8, DType::kF16), 4}, Case{shape(2, 4, 256, 8), 2},
+        Case{shape(2, 4, 128, 8), 1}, Case{shape(2, 4, 7, 8), 1}, Case{shape(1, 64, 2048, 16), 8},
+        // dstate 64: chunks of 1024 do not fit, 512 do.
+        Case{shape(2, 4, 2048, 64, DType::kF32), 2}}) {
+    const FwdDefaultChoice d = heuristic_default(k.p, kSms, kShared);
+    INFO(k.p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK(d.config.algo == ScanAlgo::kWarpScan);
+    CHECK(d.config.d_step == 1);
+    CHECK(d.config.threads == 32 * k.warps);
+    CHECK(d.config.chunk == 32 * k.warps * d.config.items);
+    CHECK(check_config(k.p, d.config, kShared).is_ok());
+  }
+  // More channels, or a sequence past 8 chunks: the rules before.
+  CHECK(heuristic_default(shape(2, 64, 2048, 16), kSms, kShared).config.algo == ScanAlgo::kSplit);
+  CHECK(heuristic_default(shape(1, 4, 65536, 16), kSms, kShared).config.algo == ScanAlgo::kSplit);
+}
+
 TEST_CASE("sequential defaults stay legal from dstate 1 to 256", "[tuner]") {
   for (int64_t n : {1, 2, 4, 16, 64, 256}) {
     const FwdProblem p = shape(8, 1536, 2048, n);

@@ -53,7 +53,18 @@ TEST_CASE("illegal configs are rejected before compiling, naming the rule", "[tu
   {
     auto c = base(ScanAlgo::kWarpScan);
     c.chunk = 100;
-    bad.push_back({c, "chunk must be 32 * items"});
+    bad.push_back({c, "chunk must be 32 * warps per channel * items"});
+  }
+  {
+    auto c = base(ScanAlgo::kWarpScan);
+    c.d_step = 1;
+    c.threads = 96;  // 3 warps a channel
+    bad.push_back({c, "warps per channel must be a power of 2"});
+  }
+  {
+    auto c = base(ScanAlgo::kWarpScan);
+    c.threads = 320;  // 1.25 warps a channel
+    bad.push_back({c, "threads must be 32 * d_step * warps per channel"});
   }
   {
     auto c = base(ScanAlgo::kBlelloch);

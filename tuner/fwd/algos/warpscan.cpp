@@ -1,6 +1,7 @@
-// The warp scan: one warp per channel, each lane `items` timesteps reduced
-// serially, then a Kogge-Stone shuffle scan over the warp
-// (ssm/fwd_warpscan.cuh).
+// The warp scan: one or more warps per channel (threads / (32 d_step)),
+// each lane `items` timesteps reduced serially, then a Kogge-Stone shuffle
+// scan over each warp and, with several warps, their totals through shared
+// memory (ssm/fwd_warpscan.cuh).
 #include "ssm/fwd_params.cuh"
 #include "tuner/fwd/algos/common.h"
 
@@ -13,8 +14,12 @@ class WarpScan final : public FwdAlgorithm {
   const char* name() const override { return "warpscan"; }
   std::string check(const FwdProblem&, const FwdConfig& c) const override {
     if (c.n_split != 1) return "warpscan takes n_split 1";
-    if (c.threads != 32 * c.d_step) return "warpscan: threads must be 32 * d_step";
-    if (c.chunk != 32 * c.items) return "warpscan: chunk must be 32 * items";
+    if (c.threads % (32 * c.d_step) != 0)
+      return "warpscan: threads must be 32 * d_step * warps per channel";
+    const int warps = c.threads / (32 * c.d_step);
+    if ((warps & (warps - 1)) != 0) return "warpscan: warps per channel must be a power of 2";
+    if (c.chunk != 32 * warps * c.items)
+      return "warpscan: chunk must be 32 * warps per channel * items";
     return {};
   }
   size_t shared_bytes(const FwdProblem& p, const FwdConfig& c) const override {
@@ -35,6 +40,20 @@ class WarpScan final : public FwdAlgorithm {
         c.chunk = 32 * items;
         b.add_fp32(c);
       }
+    // Several warps a channel (for few channels: fewer chunks one after
+    // another), up to 512 threads a block.
+    for (int d_step : {1, 2, 4})
+      for (int warps : {2, 4, 8})
+        for (int items : {4, 8}) {
+          if (32 * warps * d_step > 512) continue;
+          FwdConfig c;
+          c.algo = id();
+          c.d_step = d_step;
+          c.threads = 32 * warps * d_step;
+          c.items = items;
+          c.chunk = 32 * warps * items;
+          b.add_fast(c);
+        }
   }
   bool prunes_long_chunks() const override { return false; }
   bool saves_states() const override { return false; }

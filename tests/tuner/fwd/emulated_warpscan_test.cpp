@@ -1,0 +1,113 @@
+// The forward warpscan (ssm/fwd_warpscan.cuh) run on the host through
+// tests/support/cuda_emulation.h against the fp64 reference: one warp a
+// channel (the carried state enters the shuffle scan) and several (the
+// warps' totals meet in shared memory, two states a barrier), over several
+// chunks with the last one partial, chunks longer than the sequence, a
+// partial tile, two groups, an odd dstate (a pass of one state), constant
+// B/C, an initial state and the last state, every flag. Accurate exp only
+// (the fast one is inline PTX).
+#include "support/cuda_emulation.h"
+// clang-format off: the shim must come first
+SSMTUNE_EMULATED_KERNELS_BEGIN
+#include "ssm/fwd_warpscan.cuh"
+SSMTUNE_EMULATED_KERNELS_END
+// clang-format on
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstring>
+
+#include "support/host_tensors.h"
+#include "support/problems.h"
+#include "tuner/accuracy.h"
+#include "tuner/fwd/reference_cpu.h"
+#include "tuner/fwd/runner.h"
+
+namespace ssmtune_kernels {
+extern float4 smem_raw[1 << 16];  // defined by the backward's emulated test
+}  // namespace ssmtune_kernels
+
+namespace ssmtune {
+namespace {
+
+using ssmtune_kernels::ExpKind;
+using ssmtune_kernels::FwdTraits;
+using testing::HostTensors;
+
+// Warpscan traits: kW warps a channel, kItems steps a lane, every flag of `p`'s kind.
+template <typename InT, int kN, int kDStep, int kW, int kItems, bool kVarC, bool kFlags>
+using WarpScanTraits = FwdTraits<InT, float, kN, 32 * kW * kItems, kDStep, 32 * kW * kDStep,
+                                 kItems, 1, ExpKind::kAccurate, 0, true, kVarC, kFlags, kFlags,
+                                 kFlags, kFlags, kFlags, kFlags>;
+
+template <typename Tr>
+void check_warpscan(const FwdProblem& p, uint64_t seed) {
+  INFO("problem " << p.key() << " chunk " << Tr::kChunk << " threads " << Tr::kThreads
+                  << " seed " << seed);
+  const FwdHostInputs in = make_inputs(p, seed);
+  const FwdHostOutputs ref = reference_fwd(in);
+  HostTensors h;
+  const FwdTensors t = testing::put_fwd_tensors(h, in);
+  const Status valid = validate_fwd_tensors(p, t);
+  INFO(valid.to_string());
+  REQUIRE(valid.is_ok());
+
+  const ssmtune_kernels::SsmFwdParams k = make_params(p, t);
+  const int tiles =
+      static_cast<int>(p.groups) *
+      ssmtune_kernels::tiles_per_group(static_cast<int>(p.dim_per_group()), Tr::kDStep);
+  constexpr ssmtune_kernels::ScanSmemLayout l = ssmtune_kernels::scan_smem_layout(
+      Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kThreads, 4, Tr::kVarB, Tr::kVarC, false);
+  REQUIRE(static_cast<size_t>(l.bytes) <= sizeof ssmtune_kernels::smem_raw);
+  emulation::launch(
+      static_cast<unsigned>(tiles), static_cast<unsigned>(p.batch), 1, Tr::kThreads,
+      [&k] { ssmtune_kernels::ssm_fwd_warpscan<Tr>(k); },
+      [] { std::memset(ssmtune_kernels::smem_raw, 0xFF, sizeof ssmtune_kernels::smem_raw); });
+
+  const double budget = p.dtype == DType::kF32 ? 1e-5 : 1e-2;
+  const auto expect = [&](const char* name, const std::vector<double>& want, const TensorArg& got) {
+    const ErrorStats s = score(want, got.data, got.dtype, 0, 0);
+    std::printf("%-44s chunk %4d x %2d threads %-10s rel L2 %.1e\n", p.key().c_str(), Tr::kChunk,
+                Tr::kThreads, name, s.rel_l2);
+    INFO(name);
+    CHECK(s.unwritten == 0);
+    CHECK(s.nan_inf == 0);
+    CHECK(s.rel_l2 <= budget);
+  };
+  expect("out", ref.out, t.out);
+  if (p.has_z) expect("out_z", ref.out_z, t.out_z);
+  if (p.return_last_state) expect("last_state", ref.last_state, t.last_state);
+}
+
+FwdProblem with_flags(FwdProblem p) {
+  p.has_d = p.has_z = p.has_delta_bias = p.delta_softplus = true;
+  p.has_initial_state = p.return_last_state = true;
+  return p;
+}
+
+TEST_CASE("the forward warpscan matches fp64 with one warp a channel (emulated)",
+          "[fwd][emulated]") {
+  // Two groups of 3 channels (a partial tile of 2), 3 chunks of 64 with the last partial.
+  check_warpscan<WarpScanTraits<float, 6, 2, 1, 2, true, true>>(
+      with_flags(testing::shape(2, 6, 150, 6, DType::kF32, 2)), 41);
+}
+
+TEST_CASE("the forward warpscan matches fp64 with several warps a channel (emulated)",
+          "[fwd][emulated]") {
+  // 2 warps a channel, 4 items a lane: chunks of 256, the second partial;
+  // two groups of 3 channels over tiles of 2; odd dstate (a pass of one state).
+  check_warpscan<WarpScanTraits<float, 5, 2, 2, 4, true, true>>(
+      with_flags(testing::shape(1, 6, 300, 5, DType::kF32, 2)), 42);
+  // 4 warps a channel, one channel a block, 2 items a lane: 3 chunks of 256.
+  check_warpscan<WarpScanTraits<float, 4, 1, 4, 2, true, true>>(
+      with_flags(testing::shape(2, 2, 700, 4, DType::kF32, 1)), 43);
+  // bf16, constant C, no flags; 4 warps a channel over a sequence shorter than
+  // one chunk (whole warps past the end).
+  FwdProblem q = testing::shape(1, 3, 90, 3, DType::kBF16, 1);
+  q.variable_c = false;
+  check_warpscan<WarpScanTraits<__nv_bfloat16, 3, 2, 4, 4, false, false>>(q, 44);
+}
+
+}  // namespace
+}  // namespace ssmtune
