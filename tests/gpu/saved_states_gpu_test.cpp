@@ -121,7 +121,7 @@ TEST_CASE("forwards save the backward's checkpoints; the backward reading them m
       REQUIRE_STATUS_OK(bwd::check_config(p, bc, dev.max_shared_per_block));
       for (ScanAlgo algo : kSavers) {
         const FwdConfig fc = default_config(p.fwd, algo, AccType::kF32, dev.max_shared_per_block);
-        if (!check_config(p.fwd, fc, dev.max_shared_per_block).ok()) {
+        if (!check_config(p.fwd, fc, dev.max_shared_per_block).is_ok()) {
           std::printf("%-58s %-40s (not legal here)\n", g.key, fc.key().c_str());
           continue;
         }
