@@ -37,14 +37,14 @@ using testing::HostTensors;
 
 // Warpscan traits: kW warps a channel, kItems steps a lane, every flag of `p`'s kind.
 template <typename InT, int kN, int kDStep, int kW, int kItems, bool kVarC, bool kFlags>
-using WarpScanTraits = FwdTraits<InT, float, kN, 32 * kW * kItems, kDStep, 32 * kW * kDStep,
-                                 kItems, 1, ExpKind::kAccurate, 0, true, kVarC, kFlags, kFlags,
-                                 kFlags, kFlags, kFlags, kFlags>;
+using WarpScanTraits =
+    FwdTraits<InT, float, kN, 32 * kW * kItems, kDStep, 32 * kW * kDStep, kItems, 1,
+              ExpKind::kAccurate, 0, true, kVarC, kFlags, kFlags, kFlags, kFlags, kFlags, kFlags>;
 
 template <typename Tr>
 void check_warpscan(const FwdProblem& p, uint64_t seed) {
-  INFO("problem " << p.key() << " chunk " << Tr::kChunk << " threads " << Tr::kThreads
-                  << " seed " << seed);
+  INFO("problem " << p.key() << " chunk " << Tr::kChunk << " threads " << Tr::kThreads << " seed "
+                  << seed);
   const FwdHostInputs in = make_inputs(p, seed);
   const FwdHostOutputs ref = reference_fwd(in);
   HostTensors h;
