@@ -61,7 +61,9 @@ size_t PreparedCall::scratch_bytes() const {
 
 size_t PreparedCall::states_bytes(int interval) const {
   const FwdAlgorithm* algo = find_fwd_algorithm(choice_.config.algo);
-  if (algo == nullptr || !algo->saves_states() || !bwd::valid_states_interval(interval)) return 0;
+  if (algo == nullptr || !algo->saves_states() || !bwd::valid_states_interval(interval) ||
+      interval % algo->checkpoint_step(choice_.config) != 0)
+    return 0;
   const FwdProblem& p = layout_.problem;
   return static_cast<size_t>(
       ssmtune_kernels::bwd_ckpt_bytes(p.batch, p.dim, p.dstate, p.seqlen, interval, 4));

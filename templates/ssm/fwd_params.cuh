@@ -68,8 +68,9 @@ struct SsmFwdParams {
   // the backward's checkpoint layout [(b, j - 1, n, d)] (bwd_ckpt_index),
   // so the backward does not recompute them. Null: nothing saved. Only the
   // saving variants of the staged-chunk kernels (sequential, pipelined,
-  // split, multipass, look-back; compiled with SSMTUNE_FWD_SAVES_STATES=1)
-  // write them; the launcher checks and picks the variant.
+  // split, multipass, look-back) and of the warp scan (compiled with
+  // SSMTUNE_FWD_SAVES_STATES=1) write them; the launcher checks and picks
+  // the variant.
   float* states;
   int states_shift;
 };

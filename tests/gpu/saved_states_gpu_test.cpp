@@ -34,6 +34,7 @@
 #include "tuner/bwd/device_problem.h"
 #include "tuner/bwd/host_grads.h"
 #include "tuner/bwd/reference_cpu.h"
+#include "tuner/fwd/algorithms.h"
 #include "tuner/fwd/device_problem.h"
 #include "tuner/fwd/heuristics.h"
 #include "tuner/fwd/reference_cpu.h"
@@ -74,7 +75,21 @@ const Grid kGrid[] = {
 };
 
 const ScanAlgo kSavers[] = {ScanAlgo::kSequential, ScanAlgo::kPipelined, ScanAlgo::kSplit,
-                            ScanAlgo::kMultiPass, ScanAlgo::kLookback};
+                            ScanAlgo::kMultiPass,  ScanAlgo::kLookback,  ScanAlgo::kWarpScan};
+
+// Each saving algorithm's default, and the warp scan with 4 warps a channel
+// (chunks of 512).
+std::vector<FwdConfig> saving_configs(const FwdProblem& p, size_t max_shared) {
+  std::vector<FwdConfig> out;
+  for (ScanAlgo algo : kSavers) out.push_back(default_config(p, algo, AccType::kF32, max_shared));
+  FwdConfig wide = default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared);
+  wide.d_step = 1;
+  wide.items = 4;
+  wide.threads = 128;
+  wide.chunk = 512;
+  out.push_back(wide);
+  return out;
+}
 
 TEST_CASE("forwards save the backward's checkpoints; the backward reading them matches fp64",
           "[gpu][runtime][states]") {
@@ -119,8 +134,7 @@ TEST_CASE("forwards save the backward's checkpoints; the backward reading them m
     if (bwd::check_config(p, ws, dev.max_shared_per_block).is_ok()) bwds.push_back(ws);
     for (const bwd::BwdConfig& bc : bwds) {
       REQUIRE_STATUS_OK(bwd::check_config(p, bc, dev.max_shared_per_block));
-      for (ScanAlgo algo : kSavers) {
-        const FwdConfig fc = default_config(p.fwd, algo, AccType::kF32, dev.max_shared_per_block);
+      for (const FwdConfig& fc : saving_configs(p.fwd, dev.max_shared_per_block)) {
         if (!check_config(p.fwd, fc, dev.max_shared_per_block).is_ok()) {
           std::printf("%-58s %-40s (not legal here)\n", g.key, fc.key().c_str());
           continue;
@@ -133,6 +147,11 @@ TEST_CASE("forwards save the backward's checkpoints; the backward reading them m
         REQUIRE(bcall->choice().config == bc);
         const int interval = bcall->states_interval();
         REQUIRE(interval == bc.chunk);
+        if (interval % find_fwd_algorithm(fc.algo)->checkpoint_step(fc) != 0) {
+          // (The warp scan saves the states entering its lanes only.)
+          CHECK(fcall->states_bytes(interval) == 0);
+          continue;
+        }
         const long long n_chunks = (p.fwd.seqlen + interval - 1) / interval;
         const size_t bytes = require_ok(rt->prepare_states(*fcall, interval));
         CHECK(bytes == fcall->states_bytes(interval));
@@ -220,12 +239,12 @@ TEST_CASE("what saves no states: a time-parallel forward, a single chunk",
   auto stream = require_ok(jit::Stream::create());
   const uint64_t seed = test_seed("saved states refusals");
 
-  // The warp scan never holds a chunk's end state in one thread.
+  // The Blelloch scan never holds a chunk's end state in one thread.
   const BwdProblem p = require_ok(BwdProblem::from_key("bwd:b2.d32.l256.n16.g1.bf16.vB.vC.D.z"));
   const FwdHostInputs in = make_inputs(p.fwd, seed);
   auto fp = require_ok(FwdDeviceProblem::upload(in));
   const FwdConfig warp =
-      default_config(p.fwd, ScanAlgo::kWarpScan, AccType::kF32, dev.max_shared_per_block);
+      default_config(p.fwd, ScanAlgo::kBlelloch, AccType::kF32, dev.max_shared_per_block);
   REQUIRE_STATUS_OK(check_config(p.fwd, warp, dev.max_shared_per_block));
   auto rt = forced_runtime(warp.key());
   const PreparedCall* call =

@@ -79,11 +79,15 @@ class FwdAlgorithm {
   // Whether the space prunes chunks far beyond the sequence: true where the
   // chunk is a staging window; the scans' chunk is their parallel width.
   virtual bool prunes_long_chunks() const { return true; }
-  // Whether its kernels run the staged chunk loop (fwd_chunk.cuh run_chunk)
-  // with every state known, so a training call can have them save the
-  // backward's checkpoints (SsmFwdParams::states); the time-parallel scans
-  // never hold the state at a chunk's end in one thread and cannot.
+  // Whether its saving variant writes the backward's checkpoints
+  // (SsmFwdParams::states) for a training call: the staged chunk loop
+  // (fwd_chunk.cuh run_chunk) with every state known, or the warp scan,
+  // where each lane knows the state entering its steps. The Blelloch scan
+  // does not.
   virtual bool saves_states() const { return true; }
+  // The checkpoint intervals `c` can save are multiples of this many steps
+  // (the warp scan: a lane's).
+  virtual int checkpoint_step(const FwdConfig&) const { return 1; }
   // Fills the default layout of `c` for `p` (algo, acc and exp mode are
   // set), legal and within `max_shared_bytes` (0: no limit).
   virtual void set_default(const FwdProblem& p, size_t max_shared_bytes, FwdConfig& c) const = 0;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "ssm/fwd_params.cuh"
+#include "support/problems.h"
 #include "tuner/fwd/heuristics.h"
 
 namespace ssmtune {
@@ -75,6 +76,23 @@ TEST_CASE("the scan layout's regions follow each other and sum to its bytes",
             CHECK(w.bytes == w.x + 8 * (threads / 32) * acc);
           }
         }
+}
+
+TEST_CASE("the warp scan saves checkpoints at multiples of a lane's steps", "[tuner][algorithms]") {
+  const FwdProblem p = testing::shape(2, 4, 1024, 8, DType::kF32);
+  for (const FwdAlgorithm* a : fwd_algorithms()) {
+    FwdConfig c = default_config(p, a->id());
+    INFO(c.key());
+    if (a->id() == ScanAlgo::kWarpScan) {
+      CHECK(a->saves_states());
+      CHECK(a->checkpoint_step(c) == c.items);
+    } else if (a->id() == ScanAlgo::kBlelloch) {
+      CHECK_FALSE(a->saves_states());
+    } else {
+      CHECK(a->saves_states());
+      CHECK(a->checkpoint_step(c) == 1);
+    }
+  }
 }
 
 }  // namespace

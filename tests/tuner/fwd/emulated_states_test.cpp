@@ -11,6 +11,7 @@
 // clang-format off: the shim must come first
 SSMTUNE_EMULATED_KERNELS_BEGIN
 #include "ssm/fwd_sequential.cuh"
+#include "ssm/fwd_warpscan.cuh"
 SSMTUNE_EMULATED_KERNELS_END
 // clang-format on
 
@@ -60,7 +61,8 @@ FwdHostInputs prefix(const FwdHostInputs& in, int64_t len) {
   return out;
 }
 
-template <typename Tr>
+// kScan: the warp scan (ssm_fwd_warpscan), else the sequential kernel.
+template <typename Tr, bool kScan = false>
 void check_saving(FwdProblem p, int shift, uint64_t seed) {
   p.return_last_state = true;  // the reference's last state is the checkpoint
   INFO("problem " << p.key() << " interval " << (1 << shift) << " seed " << seed);
@@ -87,12 +89,23 @@ void check_saving(FwdProblem p, int shift, uint64_t seed) {
   const int tiles =
       static_cast<int>(p.groups) *
       ssmtune_kernels::tiles_per_group(static_cast<int>(p.dim_per_group()), Tr::kDStep);
-  constexpr ssmtune_kernels::ChunkSmemLayout l =
-      ssmtune_kernels::chunk_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC);
-  REQUIRE(static_cast<size_t>(l.floats) * 4 <= sizeof ssmtune_kernels::smem_raw);
+  constexpr size_t smem_bytes =
+      kScan ? static_cast<size_t>(ssmtune_kernels::scan_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep,
+                                                                    Tr::kThreads, 4, Tr::kVarB,
+                                                                    Tr::kVarC, false)
+                                      .bytes)
+            : 4 * static_cast<size_t>(ssmtune_kernels::chunk_smem_layout(
+                                          Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC)
+                                          .floats);
+  REQUIRE(smem_bytes <= sizeof ssmtune_kernels::smem_raw);
   emulation::launch(
       static_cast<unsigned>(tiles), static_cast<unsigned>(p.batch), 1, Tr::kThreads,
-      [&k] { ssmtune_kernels::ssm_fwd_sequential<Tr>(k); },
+      [&k] {
+        if constexpr (kScan)
+          ssmtune_kernels::ssm_fwd_warpscan<Tr>(k);
+        else
+          ssmtune_kernels::ssm_fwd_sequential<Tr>(k);
+      },
       [] { std::memset(ssmtune_kernels::smem_raw, 0xFF, sizeof ssmtune_kernels::smem_raw); });
 
   for (size_t i = count; i < states.size(); ++i) CHECK(std::isnan(states[i]));
@@ -143,6 +156,27 @@ TEST_CASE("the forward's saving variant writes every checkpoint (emulated)", "[f
   using Tq = FwdTraits<__nv_bfloat16, float, 5, 8, 8, 32, 1, 4, ExpKind::kAccurate, 0, true, false,
                        true, false, false, false, true, false>;
   check_saving<Tq>(q, 2, 33);
+}
+
+TEST_CASE("the warp scan's saving variant writes every checkpoint (emulated)", "[fwd][emulated]") {
+  // One warp a channel, 4 steps a lane, chunks of 128: checkpoints every 8
+  // steps (every other lane's entry) and every 256 (every other chunk's);
+  // two groups of 3 channels over tiles of 2, every flag.
+  FwdProblem p = testing::shape(2, 6, 300, 5, DType::kF32, 2);
+  p.has_d = p.has_z = p.has_delta_bias = p.delta_softplus = p.has_initial_state = true;
+  using T1 = FwdTraits<float, float, 5, 128, 2, 64, 4, 1, ExpKind::kAccurate, 0, true, true, true,
+                       true, true, true, true, true>;
+  check_saving<T1, true>(p, 3, 34);
+  p.seqlen = 600;
+  check_saving<T1, true>(p, 8, 35);
+  // 4 warps a channel, 8 steps a lane (chunks of 1024 past the sequence):
+  // checkpoints every 8 steps, every lane's entry; bf16, constant C.
+  FwdProblem q = testing::shape(1, 3, 70, 4, DType::kBF16, 1);
+  q.variable_c = false;
+  q.has_d = true;
+  using T4 = FwdTraits<__nv_bfloat16, float, 4, 1024, 1, 128, 8, 1, ExpKind::kAccurate, 0, true,
+                       false, true, false, false, false, true, false>;
+  check_saving<T4, true>(q, 3, 36);
 }
 
 }  // namespace

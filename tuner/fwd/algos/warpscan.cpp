@@ -56,7 +56,8 @@ class WarpScan final : public FwdAlgorithm {
         }
   }
   bool prunes_long_chunks() const override { return false; }
-  bool saves_states() const override { return false; }
+  // Checkpoints are the states entering lanes (ssm/fwd_warpscan.cuh).
+  int checkpoint_step(const FwdConfig& c) const override { return c.items; }
   void set_default(const FwdProblem& p, size_t max_shared_bytes, FwdConfig& c) const override {
     // One warp per channel, 8 channels per block sharing B/C; 8 items per
     // lane amortize the 5 shuffle steps (4 for fp64: registers).
