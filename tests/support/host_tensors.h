@@ -39,15 +39,15 @@ struct HostTensors {
   }
 };
 
-// The forward's tensors of `in` in the problem's dtypes, contiguous: the
-// inputs its flags ask for, and poisoned outputs (out_z with z; last_state
-// with return_last_state).
-inline FwdTensors put_fwd_tensors(HostTensors& h, const FwdHostInputs& in) {
+// The inputs of `in` in the problem's dtypes, contiguous, into `t`'s fields
+// of those names (FwdTensors or BwdTensors): u, delta, A, B, C and the
+// optional D, delta_bias, z and h0 its flags ask for.
+template <typename Tensors>
+void put_inputs(HostTensors& h, const FwdHostInputs& in, Tensors& t) {
   const FwdProblem& p = in.problem;
   const DType io = p.dtype, f32 = DType::kF32;
   const std::vector<int64_t> bdl = {p.batch, p.dim, p.seqlen}, st = {p.batch, p.dim, p.dstate};
   const std::vector<int64_t> var = {p.batch, p.groups, p.dstate, p.seqlen}, con = {p.dim, p.dstate};
-  FwdTensors t;
   t.u = h.put(in.u, io, bdl);
   t.delta = h.put(in.delta, io, bdl);
   t.A = h.put(in.A, f32, con);
@@ -55,10 +55,20 @@ inline FwdTensors put_fwd_tensors(HostTensors& h, const FwdHostInputs& in) {
   t.C = h.put(in.C, p.variable_c ? io : f32, p.variable_c ? var : con);
   if (p.has_d) t.D = h.put(in.D, f32, {p.dim});
   if (p.has_delta_bias) t.delta_bias = h.put(in.delta_bias, f32, {p.dim});
-  if (p.has_z) t.z = h.put(in.z, io, bdl), t.out_z = h.out(io, bdl);
+  if (p.has_z) t.z = h.put(in.z, io, bdl);
   if (p.has_initial_state) t.h0 = h.put(in.h0, f32, st);
-  t.out = h.out(io, bdl);
-  if (p.return_last_state) t.last_state = h.out(f32, st);
+}
+
+// The forward's tensors of `in`: its inputs and poisoned outputs (out_z
+// with z; last_state with return_last_state).
+inline FwdTensors put_fwd_tensors(HostTensors& h, const FwdHostInputs& in) {
+  const FwdProblem& p = in.problem;
+  const std::vector<int64_t> bdl = {p.batch, p.dim, p.seqlen};
+  FwdTensors t;
+  put_inputs(h, in, t);
+  t.out = h.out(p.dtype, bdl);
+  if (p.has_z) t.out_z = h.out(p.dtype, bdl);
+  if (p.return_last_state) t.last_state = h.out(DType::kF32, {p.batch, p.dim, p.dstate});
   return t;
 }
 

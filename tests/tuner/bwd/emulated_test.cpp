@@ -76,22 +76,17 @@ void check_case(const BwdProblem& bp, uint64_t seed, int segments = 1) {
   const std::vector<int64_t> bdl = {p.batch, p.dim, p.seqlen}, st = {p.batch, p.dim, p.dstate};
   const std::vector<int64_t> var = {p.batch, p.groups, p.dstate, p.seqlen}, con = {p.dim, p.dstate};
   BwdTensors t;
-  t.u = h.put(in.u, io, bdl);
-  t.delta = h.put(in.delta, io, bdl);
-  t.A = h.put(in.A, f32, con);
-  t.B = h.put(in.B, bdt, p.variable_b ? var : con);
-  t.C = h.put(in.C, cdt, p.variable_c ? var : con);
+  testing::put_inputs(h, in, t);
   t.dout = h.put(dout, io, bdl);
   t.du = h.out(io, bdl);
   t.ddelta = h.out(io, bdl);
   t.dA = h.out(f32, con);
   t.dB = h.out(bdt, p.variable_b ? var : con);
   t.dC = h.out(cdt, p.variable_c ? var : con);
-  if (p.has_d) t.D = h.put(in.D, f32, {p.dim}), t.dD = h.out(f32, {p.dim});
-  if (p.has_delta_bias)
-    t.delta_bias = h.put(in.delta_bias, f32, {p.dim}), t.ddelta_bias = h.out(f32, {p.dim});
-  if (p.has_z) t.z = h.put(in.z, io, bdl), t.out = h.put(fwd.out, io, bdl), t.dz = h.out(io, bdl);
-  if (p.has_initial_state) t.h0 = h.put(in.h0, f32, st), t.dh0 = h.out(f32, st);
+  if (p.has_d) t.dD = h.out(f32, {p.dim});
+  if (p.has_delta_bias) t.ddelta_bias = h.out(f32, {p.dim});
+  if (p.has_z) t.out = h.put(fwd.out, io, bdl), t.dz = h.out(io, bdl);
+  if (p.has_initial_state) t.dh0 = h.out(f32, st);
   if (bp.has_dlast) t.dlast = h.put(dlast, f32, st);
   const Status valid = validate_bwd_tensors(bp, t);
   INFO(valid.to_string());
