@@ -41,14 +41,11 @@ struct StateSink {
 };
 
 #if defined(SSMTUNE_FWD_SAVES_STATES) && SSMTUNE_FWD_SAVES_STATES
-// Whether this compile is a saving variant (kernels without a sink test it).
-inline constexpr bool kFwdSavesStates = true;
 __device__ __forceinline__ StateSink make_state_sink(const SsmFwdParams& p, int b, int d,
                                                      bool active) {
   return StateSink{p, b, d, p.states != nullptr, active};
 }
 #else
-inline constexpr bool kFwdSavesStates = false;
 __device__ __forceinline__ NoSink make_state_sink(const SsmFwdParams&, int, int, bool) {
   return NoSink{};
 }

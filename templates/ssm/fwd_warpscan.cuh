@@ -73,16 +73,17 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
       s_a[c * Tr::kN + n] = active ? p.A[d * p.A_dim_stride + n] * a_scale<Tr>() : 0.0f;
     }
 
+  // The saving variant's checkpoints (training): the state entering a lane
+  // whose first step starts one of the backward's chunks (intervals are
+  // multiples of kItems, so every checkpoint is a lane's entry).
+  constexpr bool kSaves = decltype(make_state_sink(p, 0, 0, false))::kEnabled;
   // This chunk's delta and u, and the next chunk's in flight while this one
   // runs (a register double buffer).
   ThreadItems<Tr> it, next;
   it.load(p, tile.b, d, first, bias);
   for (int t0 = 0; t0 < p.seqlen; t0 += Tr::kChunk) {
     const int len = min(Tr::kChunk, p.seqlen - t0);
-    // The saving variant's checkpoints (training): the state entering a lane
-    // whose first step starts one of the backward's chunks (intervals are
-    // multiples of kItems, so every checkpoint is a lane's entry).
-    float* const ckpt = checkpoint_row<kFwdSavesStates>(p, tile.b, d, active, t0 + first);
+    float* const ckpt = checkpoint_row<kSaves>(p, tile.b, d, active, t0 + first);
     if (t0 + Tr::kChunk < p.seqlen) next.load(p, tile.b, d, t0 + Tr::kChunk + first, bias);
     __syncthreads();
     // Several warps a channel: few channels, blocks alone on their SMs, and
