@@ -50,25 +50,22 @@ TEST_CASE("backward config keys round-trip", "[bwd]") {
 TEST_CASE("warp-scan legality: 32 lanes a channel, chunks of 32 x 4k items", "[bwd]") {
   const BwdProblem p = mid(DType::kBF16, 4);
   auto why = [&](const BwdConfig& x) { return check_config(p, x, 227 * 1024).message(); };
-  BwdConfig c = *BwdConfig::from_key("ws.K128.D4.fp32.t128.s1.fast");
+  const BwdConfig c = *BwdConfig::from_key("ws.K128.D4.fp32.t128.s1.fast");
   CHECK(why(c).empty());
-  BwdConfig x = c;
-  x.chunk = 96;  // 3 items a lane
-  CHECK(why(x).find("warp scan: chunk") != std::string::npos);
-  x = c;
-  x.chunk = 1024;
-  CHECK(why(x).find("warp scan: chunk") != std::string::npos);
-  x = c;
-  x.n_split = 2;
-  CHECK(why(x).find("n_split must be 1") != std::string::npos);
-  x = c;
-  x.threads = 4;
-  CHECK(why(x).find("32 * d_step") != std::string::npos);
-  x = c;
-  x.segments = 2;
-  CHECK(why(x).find("segments must be 1") != std::string::npos);
+  // `c` with one field changed breaks `rule`.
+  auto breaks = [&](auto change, const char* rule) {
+    BwdConfig x = c;
+    change(x);
+    INFO(x.key() << ": " << why(x));
+    return why(x).find(rule) != std::string::npos;
+  };
+  CHECK(breaks([](BwdConfig& x) { x.chunk = 96; }, "warp scan: chunk"));  // 3 items a lane
+  CHECK(breaks([](BwdConfig& x) { x.chunk = 1024; }, "warp scan: chunk"));
+  CHECK(breaks([](BwdConfig& x) { x.n_split = 2; }, "n_split must be 1"));
+  CHECK(breaks([](BwdConfig& x) { x.threads = 4; }, "32 * d_step"));
+  CHECK(breaks([](BwdConfig& x) { x.segments = 2; }, "segments must be 1"));
   // B and C rows of 256 states at chunk 256: past the limit.
-  x = c;
+  BwdConfig x = c;
   x.chunk = 256;
   CHECK(check_config(mid(DType::kBF16, 256), x, 227 * 1024).message().find("shared memory") !=
         std::string::npos);
