@@ -51,24 +51,30 @@ __device__ __forceinline__ AccT warp_scan_affine(Affine<AccT> incl, AccT carry, 
   return in;
 }
 
-// The warp's lanes' maps scanned in order with nothing carried in:
-// `excl` gets the composition of the lanes before this one (the identity on
-// lane 0), the return value the composition of all 32 (every lane). For a
-// chunk scanned by several warps, whose incoming state is known only after
-// the warps before have their totals.
-template <typename AccT>
+// The warp's lanes' maps scanned in order (kReverse: lane 31 first) with
+// nothing carried in: `excl` gets the composition of the lanes before this
+// one (the identity on the first lane), the return value the composition of
+// all 32 (every lane). For a chunk scanned by several warps, whose incoming
+// value is known only after the other warps have their totals.
+template <bool kReverse = false, typename AccT>
 __device__ __forceinline__ Affine<AccT> warp_scan_maps(Affine<AccT> incl, int lane,
                                                        Affine<AccT>& excl) {
+  constexpr int kFirst = kReverse ? 31 : 0;
 #pragma unroll
   for (int off = 1; off < 32; off *= 2) {
-    const AccT prev_a = __shfl_up_sync(0xffffffffu, incl.a, off);
-    const AccT prev_b = __shfl_up_sync(0xffffffffu, incl.b, off);
-    if (lane >= off) incl = compose(Affine<AccT>{prev_a, prev_b}, incl);
+    const AccT prev_a = kReverse ? __shfl_down_sync(0xffffffffu, incl.a, off)
+                                 : __shfl_up_sync(0xffffffffu, incl.a, off);
+    const AccT prev_b = kReverse ? __shfl_down_sync(0xffffffffu, incl.b, off)
+                                 : __shfl_up_sync(0xffffffffu, incl.b, off);
+    if (kReverse ? lane + off < 32 : lane >= off) incl = compose(Affine<AccT>{prev_a, prev_b}, incl);
   }
-  excl.a = __shfl_up_sync(0xffffffffu, incl.a, 1);
-  excl.b = __shfl_up_sync(0xffffffffu, incl.b, 1);
-  if (lane == 0) excl = Affine<AccT>{1, 0};
-  return Affine<AccT>{__shfl_sync(0xffffffffu, incl.a, 31), __shfl_sync(0xffffffffu, incl.b, 31)};
+  excl.a = kReverse ? __shfl_down_sync(0xffffffffu, incl.a, 1)
+                    : __shfl_up_sync(0xffffffffu, incl.a, 1);
+  excl.b = kReverse ? __shfl_down_sync(0xffffffffu, incl.b, 1)
+                    : __shfl_up_sync(0xffffffffu, incl.b, 1);
+  if (lane == kFirst) excl = Affine<AccT>{1, 0};
+  return Affine<AccT>{__shfl_sync(0xffffffffu, incl.a, 31 - kFirst),
+                      __shfl_sync(0xffffffffu, incl.b, 31 - kFirst)};
 }
 
 // One thread's kItems timesteps of one channel: transformed delta and u.

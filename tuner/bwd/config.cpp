@@ -108,14 +108,23 @@ Result<BwdConfig> BwdConfig::from_key(const std::string& key) {
 
 bool operator==(const BwdConfig& a, const BwdConfig& b) { return a.key() == b.key(); }
 
+int scan_warps(const BwdConfig& c) {
+  if (c.algo != BwdAlgo::kWarpScan || c.d_step < 1) return 1;
+  return std::max(1, c.threads / (32 * c.d_step));
+}
+
+int scan_items(const BwdConfig& c) { return c.chunk / (32 * scan_warps(c)); }
+
 size_t shared_bytes(const BwdProblem& p, const BwdConfig& c) {
   const int acc_bytes = c.acc == BwdAcc::kF64 ? 8 : 4;
   const int n = static_cast<int>(p.fwd.dstate);
   const bool var_b = p.fwd.variable_b, var_c = p.fwd.variable_c;
   if (c.algo == BwdAlgo::kWarpScan)
-    return sizeof(float) * static_cast<size_t>(ssmtune_kernels::bwd_scan_smem_layout(
-                                                   n, c.chunk, c.d_step, var_b, var_c, acc_bytes)
-                                                   .floats);
+    return sizeof(float) *
+           static_cast<size_t>(ssmtune_kernels::bwd_scan_smem_layout(n, c.chunk, c.d_step,
+                                                                     scan_warps(c), var_b, var_c,
+                                                                     acc_bytes)
+                                   .floats);
   return sizeof(float) *
          static_cast<size_t>(ssmtune_kernels::bwd_smem_layout(n, c.chunk, c.d_step, c.n_split,
                                                               var_b, var_c, acc_bytes)
@@ -132,10 +141,13 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
   if (!is_pow2(c.n_split) || c.n_split > 32) return bad("n_split must be a power of 2 <= 32");
   if (c.n_split > p.fwd.dstate) return bad("n_split exceeds dstate");
   if (c.algo == BwdAlgo::kWarpScan) {
-    if (c.chunk % 128 != 0 || c.chunk > 512)
-      return bad("warp scan: chunk must be 128, 256, 384 or 512 (32 lanes x a multiple of 4)");
-    if (c.n_split != 1) return bad("warp scan: n_split must be 1 (a warp per channel)");
-    if (c.threads != 32 * c.d_step) return bad("warp scan: threads must equal 32 * d_step");
+    if (c.n_split != 1) return bad("warp scan: n_split must be 1 (warps per channel)");
+    if (c.d_step > 32) return bad("warp scan: d_step must be at most 32");
+    if (c.threads % (32 * c.d_step) != 0 || !is_pow2(scan_warps(c)))
+      return bad("warp scan: threads must be 32 * d_step * warps a channel, a power of 2");
+    const int lanes = 32 * scan_warps(c);
+    if (c.chunk % lanes != 0 || c.chunk / lanes % 4 != 0 || c.chunk / lanes > 16)
+      return bad("warp scan: chunk must be 32 x warps a channel x 4, 8, 12 or 16 steps a lane");
   } else if (c.threads != c.d_step * c.n_split) {
     return bad("threads must equal d_step * n_split");
   }

@@ -17,7 +17,7 @@ namespace ssmtune::bwd {
 enum class BwdAlgo {
   kSequential,  // one block per (batch, channel tile) walks the whole sequence
   kMultiPass,   // segments of the sequence across blocks (three kernels)
-  kWarpScan,    // one warp per channel scans chunks of 32 * items timesteps per state
+  kWarpScan,    // warps per channel scan chunks of 32 * warps * items timesteps per state
 };
 const char* to_string(BwdAlgo a);  // "seq", "mp", "ws"
 
@@ -27,10 +27,11 @@ enum class BwdExp { kAccurate, kFast };
 struct BwdConfig {
   BwdAlgo algo = BwdAlgo::kSequential;
   int chunk = 32;    // K: timesteps staged (and their history kept) per chunk;
-                     // warp scan: 32 lanes x K / 32 items, K a multiple of 128
+                     // warp scan: 32 lanes x warps a channel x 4 to 16 items
   int d_step = 8;    // channels per block
   int n_split = 4;   // threads sharing one channel's states (warp scan: 1)
-  int threads = 32;  // d_step * n_split, a multiple of 32 (warp scan: 32 * d_step)
+  int threads = 32;  // d_step * n_split, a multiple of 32 (warp scan: 32 * d_step *
+                     // warps a channel, a power of 2)
   BwdAcc acc = BwdAcc::kF32;
   BwdExp exp = BwdExp::kFast;
   int segments = 1;  // multipass: sequence segments per (batch, tile)
@@ -40,10 +41,16 @@ struct BwdConfig {
   int blocks = 0;
 
   // "seq.K32.D8.fp32.t32.s4.fast" (multipass appends ".S<segments>"; a
-  // block count, ".b<blocks>"; warp scan: "ws.K256.D4.fp32.t128.s1.fast").
+  // block count, ".b<blocks>"; warp scan: "ws.K256.D4.fp32.t128.s1.fast",
+  // with 8 warps a channel "ws.K1024.D1.fp32.t256.s1.fast").
   std::string key() const;
   static Result<BwdConfig> from_key(const std::string& key);
 };
+
+// Warps per channel of a warp-scan config (threads / (32 * d_step)); 1 otherwise.
+int scan_warps(const BwdConfig& c);
+// Timesteps a lane of a warp-scan config (chunk / (32 * warps a channel)).
+int scan_items(const BwdConfig& c);
 
 bool operator==(const BwdConfig& a, const BwdConfig& b);
 

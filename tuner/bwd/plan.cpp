@@ -34,7 +34,7 @@ std::string traits_expression(const BwdProblem& bp, const BwdConfig& c) {
      << b(p.has_z) << ", " << b(p.has_delta_bias) << ", " << b(p.delta_softplus) << ", "
      << b(p.has_initial_state) << ", " << b(bp.has_dlast);
   if (c.algo == BwdAlgo::kWarpScan) {
-    os << ", " << c.blocks << ", " << c.chunk / 32;
+    os << ", " << c.blocks << ", " << scan_items(c);
   } else if (c.blocks != 0) {
     os << ", " << c.blocks;
   }

@@ -122,26 +122,36 @@ SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_
   return l;
 }
 
-// Shared memory of the warp-scan backward block, in floats: the chunk's
-// variable B and C rows (n * chunk + t); two buffers of the per-warp
-// variable dB/dC values of one state (buffer, warp, kind, t); per (channel,
-// state): A pre-scaled and A, then AccT: the state entering the chunk, the
-// adjoint carry, and the sums of dA, constant dB and constant dC.
 struct BwdScanSmemLayout {
   int b, c;                       // B, C rows (chunk floats each per state)
   int red, red_buf;               // offset, floats per buffer
   int a, a_true;                  // d_step * dstate floats each
-  int h, r, acc_a, acc_b, acc_c;  // d_step * dstate AccT each (8-byte aligned)
+  int h, r;                       // d_step * dstate AccT each, twice with several warps a channel
+  int acc_a, acc_b, acc_c;        // d_step * warps * dstate AccT each (a warp's sums)
+  int tot;                        // 2 * d_step * warps * 4 AccT: warp totals of the scans
+  int wsum;                       // d_step * warps * 2 AccT: a warp's dD, ddelta_bias sums
   int floats;
 };
 
+// Shared memory of the warp-scan backward block, in floats: the chunk's
+// variable B and C rows (n * chunk + t); two buffers of the channels'
+// variable dB/dC values of one state (buffer, channel, kind, t); per
+// (channel, state): A pre-scaled and A, then AccT: the state entering the
+// chunk and the adjoint carry (double-buffered by chunk with several warps a
+// channel: the chunk's warps read one while one of them writes the next);
+// per (channel, warp, state) the sums of dA, constant dB and constant dC;
+// the warps' scan totals (two buffers: one barrier per state) and, at the
+// end, their dD and ddelta_bias sums.
 SSMTUNE_HD constexpr BwdScanSmemLayout bwd_scan_smem_layout(int dstate, int chunk, int d_step,
-                                                            bool var_b, bool var_c, int acc_bytes) {
+                                                            int warps, bool var_b, bool var_c,
+                                                            int acc_bytes) {
   BwdScanSmemLayout l{};
   const int rows = dstate * chunk;
   const int kinds = (var_b ? 1 : 0) + (var_c ? 1 : 0);
   const int per = d_step * dstate;
-  const int acc = per * (acc_bytes / 4);
+  const int words = acc_bytes / 4;
+  const int carried = per * words * (warps > 1 ? 2 : 1);
+  const int acc = per * warps * words;
   l.b = 0;
   l.c = l.b + (var_b ? rows : 0);
   l.red = l.c + (var_c ? rows : 0);
@@ -149,11 +159,13 @@ SSMTUNE_HD constexpr BwdScanSmemLayout bwd_scan_smem_layout(int dstate, int chun
   l.a = l.red + 2 * l.red_buf;
   l.a_true = l.a + per;
   l.h = (l.a_true + per + 1) / 2 * 2;
-  l.r = l.h + acc;
-  l.acc_a = l.r + acc;
+  l.r = l.h + carried;
+  l.acc_a = l.r + carried;
   l.acc_b = l.acc_a + acc;
   l.acc_c = l.acc_b + acc;
-  l.floats = l.acc_c + acc;
+  l.tot = l.acc_c + acc;
+  l.wsum = l.tot + 2 * d_step * warps * 4 * words;
+  l.floats = l.wsum + d_step * warps * 2 * words;
   return l;
 }
 

@@ -18,11 +18,12 @@ struct BwdTraits {
   static constexpr int kChunk = kChunk_;
   static constexpr int kDStep = kDStep_;
   static constexpr int kNSplit = kNSplit_;
-  // kItems_ > 0: the warp-scan backward (one warp per channel, kItems_
-  // consecutive timesteps a lane, a chunk of 32 * kItems_); 0: the chunked
-  // kernels (kNSplit_ threads per channel, one timestep at a time).
+  // kItems_ > 0: the warp-scan backward (kWarps warps per channel, kItems_
+  // consecutive timesteps a lane, a chunk of 32 * kWarps * kItems_); 0: the
+  // chunked kernels (kNSplit_ threads per channel, one timestep at a time).
   static constexpr bool kWarpScan = kItems_ > 0;
-  static constexpr int kThreads = kWarpScan ? 32 * kDStep_ : kDStep_ * kNSplit_;
+  static constexpr int kWarps = kWarpScan ? kChunk_ / (32 * kItems_) : 1;
+  static constexpr int kThreads = kWarpScan ? 32 * kDStep_ * kWarps : kDStep_ * kNSplit_;
   static constexpr int kItems = kWarpScan ? kItems_ : 1;
   static constexpr ExpKind kExp = kExp_;
   static constexpr int kPolyShare = 0;
@@ -53,9 +54,10 @@ struct BwdTraits {
   static_assert(kNSplit >= 1 && kNSplit <= 32 && (kNSplit & (kNSplit - 1)) == 0,
                 "n_split must be a power of two <= 32");
   static_assert(kNSplit <= kN, "n_split must not exceed dstate");
-  static_assert(!kWarpScan ||
-                    (kNSplit == 1 && kChunk == 32 * kItems_ && kItems_ % 4 == 0 && kDStep <= 32),
-                "warp scan: n_split 1, chunk 32 * items (a multiple of 4), d_step <= 32");
+  static_assert(!kWarpScan || (kNSplit == 1 && kChunk % (32 * kItems_) == 0 &&
+                                (kWarps & (kWarps - 1)) == 0 && kItems_ % 4 == 0 && kDStep <= 32),
+                "warp scan: n_split 1, chunk 32 * warps * items (warps a power of 2, items a "
+                "multiple of 4), d_step <= 32");
   static_assert(kThreads % 32 == 0 && kThreads <= 1024,
                 "d_step * n_split must be a multiple of 32, at most 1024");
   static_assert(kExp != ExpKind::kPoly, "the backward takes the accurate or the fast exp");

@@ -1,8 +1,9 @@
 // Warp-scan backward: one block per (batch, tile of kDStep channels of one
-// B/C group), one warp per channel, each lane kItems consecutive timesteps
-// of a chunk of 32 * kItems. Time-parallel: where the chunked kernels walk
-// the sequence one timestep at a time per thread, here a warp scans a whole
-// chunk per state, so problems with few channels still fill the GPU.
+// B/C group), kWarps warps per channel, each lane kItems consecutive
+// timesteps of a chunk of 32 * kWarps * kItems. Time-parallel: where the
+// chunked kernels walk the sequence one timestep at a time per thread, here
+// a channel's warps scan a whole chunk per state, so problems with few
+// channels still fill the GPU.
 //
 // Phase 1 (unless the checkpoints are given) runs the forward over chunks
 // 0..n_chunks-2, per state a lane-serial map and a warp scan, and saves the
@@ -11,11 +12,15 @@
 // forward from the chunk's checkpoint, scans the adjoint's maps (r -> a (r
 // + C dy)) backward from the carry of the later chunks, and forms every
 // gradient term of the chunk's timesteps: one exp per element and phase.
+// With several warps a channel each warp scans its lanes with nothing
+// carried in, the warps' totals meet in shared memory (one barrier per
+// state), and each warp folds those of the warps before it (the adjoint:
+// after it) into its incoming value.
 //
 // Sums in a fixed order (bitwise reproducible): over a lane's items in
-// order, over the warp by a butterfly, over the block's warps in warp order,
-// over tiles, batch and chunks by ssm_bwd_finalize. Partials as the
-// sequential kernel's (rows = batch).
+// order, over the warp by a butterfly, over a channel's warps and the
+// block's channels in warp order, over tiles, batch and chunks by
+// ssm_bwd_finalize. Partials as the sequential kernel's (rows = batch).
 #pragma once
 
 #include "ssm/bwd/bwd_chunk.cuh"
@@ -58,17 +63,31 @@ __device__ __forceinline__ void bwd_dy_items(const SsmBwdParams& p, long long b,
   }
 }
 
+// The value entering warp `w` of a channel's kW: `carry` (entering the
+// first warp; kReverse: the last) through the maps of the warps before it,
+// (a, b) at tot[4 * warp]. w = kW (kReverse: -1): the value leaving them all.
+template <bool kReverse, int kW, typename AccT>
+__device__ __forceinline__ AccT bwd_fold_warps(const AccT* tot, int w, AccT carry) {
+#pragma unroll
+  for (int k = 0; k < kW; ++k) {
+    const int from = kReverse ? kW - 1 - k : k;
+    if (kReverse ? from > w : from < w) carry = tot[4 * from] * carry + tot[4 * from + 1];
+  }
+  return carry;
+}
+
 template <typename Tr>
 __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     ssm_bwd_warpscan(const SsmBwdParams p) {
   static_assert(Tr::kWarpScan, "ssm_bwd_warpscan needs warp-scan traits");
   using AccT = typename Tr::AccT;
-  constexpr int kN = Tr::kN, kI = Tr::kItems, kK = Tr::kChunk;
+  constexpr int kN = Tr::kN, kI = Tr::kItems, kK = Tr::kChunk, kW = Tr::kWarps;
   constexpr bool kRed = Tr::kVarB || Tr::kVarC;
   constexpr int kKindC = Tr::kVarB ? 1 : 0;  // red buffer kind of dC
   constexpr int kKinds = (Tr::kVarB ? 1 : 0) + (Tr::kVarC ? 1 : 0);
-  constexpr BwdScanSmemLayout L = bwd_scan_smem_layout(kN, kK, Tr::kDStep, Tr::kVarB, Tr::kVarC,
-                                                       static_cast<int>(sizeof(AccT)));
+  constexpr BwdScanSmemLayout L = bwd_scan_smem_layout(
+      kN, kK, Tr::kDStep, kW, Tr::kVarB, Tr::kVarC, static_cast<int>(sizeof(AccT)));
+  constexpr int kPer = Tr::kDStep * kN;  // AccT per carried buffer
   extern __shared__ float4 smem_raw[];
   float* smem = reinterpret_cast<float*>(smem_raw);
   float* s_b = smem + L.b;
@@ -76,36 +95,48 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   const SsmFwdParams& f = p.f;
 
   const Tile tile = make_tile<Tr>(f, blockIdx.x, blockIdx.y);
-  const int c = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int c = warp / kW, w = warp % kW;  // channel of the tile, warp of the channel
+  const int ct = w * 32 + lane;            // thread of the channel
   const bool active = c < tile.nd;
   const long long d = tile.d0 + (active ? c : 0);
   const long long b = tile.b;
   const long long dim = f.dim;
   const int n_chunks = p.n_chunks;
-  const int first = lane * kI;  // chunk-local timestep of this lane's item 0
+  const int first = ct * kI;  // chunk-local timestep of this lane's item 0
   const float bias = Tr::kHasBias ? f.delta_bias[d] : 0.0f;
-  // Per (channel, state) values of this warp.
+  // Per (channel, state) values; the carried ones by chunk parity (kW > 1).
   float* s_a = smem + L.a + c * kN;
   float* s_at = smem + L.a_true + c * kN;
-  AccT* s_h = reinterpret_cast<AccT*>(smem + L.h) + c * kN;
-  AccT* s_r = reinterpret_cast<AccT*>(smem + L.r) + c * kN;
-  AccT* s_da = reinterpret_cast<AccT*>(smem + L.acc_a) + c * kN;
-  AccT* s_db = reinterpret_cast<AccT*>(smem + L.acc_b) + c * kN;
-  AccT* s_dc = reinterpret_cast<AccT*>(smem + L.acc_c) + c * kN;
+  AccT* s_h0 = reinterpret_cast<AccT*>(smem + L.h) + c * kN;
+  AccT* s_r0 = reinterpret_cast<AccT*>(smem + L.r) + c * kN;
+  auto s_h = [&](int j) { return s_h0 + (kW > 1 ? (j & 1) * kPer : 0); };
+  auto s_r = [&](int j) { return s_r0 + (kW > 1 ? (j & 1) * kPer : 0); };
+  // Per (channel, warp, state) sums; the warps' totals (a, b of the forward,
+  // then of the adjoint) by state parity.
+  AccT* s_da = reinterpret_cast<AccT*>(smem + L.acc_a) + warp * kN;
+  AccT* s_db = reinterpret_cast<AccT*>(smem + L.acc_b) + warp * kN;
+  AccT* s_dc = reinterpret_cast<AccT*>(smem + L.acc_c) + warp * kN;
+  AccT* s_tot = reinterpret_cast<AccT*>(smem + L.tot) + c * kW * 4;
+  constexpr int kTotBuf = Tr::kDStep * kW * 4;
   AccT* ckpt = static_cast<AccT*>(p.ckpt);
   auto ckpt_index = [&](int j, int n) { return bwd_ckpt_index(b, j, n, d, n_chunks, kN, dim); };
-  for (int n = lane; n < kN; n += 32) {
+  auto h0_of = [&](int n) {
+    return Tr::kH0 ? static_cast<AccT>(f.h0[b * f.h0_batch_stride + d * f.h0_dim_stride + n])
+                   : AccT(0);
+  };
+  for (int n = ct; n < kN; n += 32 * kW) {
     const float a = f.A[d * f.A_dim_stride + n];
     s_at[n] = a;
     s_a[n] = a * a_scale<Tr>();
-    s_h[n] = Tr::kH0 ? static_cast<AccT>(f.h0[b * f.h0_batch_stride + d * f.h0_dim_stride + n])
-                     : AccT(0);
-    s_r[n] = Tr::kDLast
-                 ? static_cast<AccT>(p.dlast[b * p.dlast_batch_stride + d * p.dlast_dim_stride + n])
-                 : AccT(0);
-    s_da[n] = s_db[n] = s_dc[n] = 0;
+    s_h(0)[n] = h0_of(n);
+    s_r(n_chunks - 1)[n] =
+        Tr::kDLast
+            ? static_cast<AccT>(p.dlast[b * p.dlast_batch_stride + d * p.dlast_dim_stride + n])
+            : AccT(0);
   }
-  __syncwarp();
+  for (int n = lane; n < kN; n += 32) s_da[n] = s_db[n] = s_dc[n] = 0;
+  __syncthreads();
 
   // Phase 1: the state entering every chunk after the first.
   ThreadItems<Tr> it;
@@ -121,9 +152,21 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
         const Affine<AccT> m =
             maps.build(f, it, static_cast<AccT>(s_a[n]), n, static_cast<int>(d), first, kK, s_b);
         AccT total;
-        warp_scan_affine<false>(m, lane == 0 ? s_h[n] : AccT(0), lane, total);
-        if (lane == 0) {
-          s_h[n] = total;
+        if constexpr (kW == 1) {
+          warp_scan_affine<false>(m, lane == 0 ? s_h(j)[n] : AccT(0), lane, total);
+        } else {
+          Affine<AccT> excl;
+          const Affine<AccT> t = warp_scan_maps(m, lane, excl);
+          AccT* tot = s_tot + (n & 1) * kTotBuf;
+          if (lane == 0) {
+            tot[4 * w] = t.a;
+            tot[4 * w + 1] = t.b;
+          }
+          __syncthreads();
+          total = bwd_fold_warps<false, kW>(tot, kW, s_h(j)[n]);
+        }
+        if (lane == 0 && w == 0) {
+          s_h(j + 1)[n] = total;
           if (active) ckpt[ckpt_index(j + 1, n)] = total;
         }
       }
@@ -133,6 +176,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
 
   // Phase 2: chunks in reverse.
   AccT part_d = 0, part_bias = 0;  // this lane's sums of dy u and of ddelta
+  AccT* s_hc = s_h0;               // the state entering the chunk (not carried here)
   for (int j = n_chunks - 1; j >= 0; --j) {
     const int t0 = j * kK;
     const int len = min(kK, f.seqlen - t0);
@@ -141,24 +185,17 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     bwd_dy_items<Tr>(p, b, d, t0 + first, active, dy);
     __syncthreads();  // the previous chunk's rows and states are consumed
     stage_bc<Tr>(f, tile, t0, len, s_b, s_c);
-    for (int n = lane; n < kN; n += 32) {
-      if (j == 0) {
-        s_h[n] = Tr::kH0 ? static_cast<AccT>(f.h0[b * f.h0_batch_stride + d * f.h0_dim_stride + n])
-                         : AccT(0);
-      } else {
-        s_h[n] = ckpt[ckpt_index(j, n)];
-      }
-    }
+    for (int n = ct; n < kN; n += 32 * kW) s_hc[n] = j == 0 ? h0_of(n) : ckpt[ckpt_index(j, n)];
     __syncthreads();
-    AccT sb[kI], sa[kI];  // per item: sum_n g B, sum_n A g a h_{t-1}
+    const AccT* r_in = s_r(j);   // the adjoint entering the chunk's last step
+    AccT* r_next = s_r(j + 1);  // leaving its first (kW > 1: the other buffer)
+    AccT sb[kI], sa[kI];        // per item: sum_n g B, sum_n A g a h_{t-1}
 #pragma unroll
     for (int i = 0; i < kI; ++i) sb[i] = sa[i] = 0;
     for (int n = 0; n < kN; ++n) {
       ItemMaps<Tr> maps;  // a and dt u B of this lane's items
       const Affine<AccT> fwd =
           maps.build(f, it, static_cast<AccT>(s_a[n]), n, static_cast<int>(d), first, len, s_b);
-      AccT unused;
-      const AccT hin = warp_scan_affine<false>(fwd, lane == 0 ? s_h[n] : AccT(0), lane, unused);
       // The adjoint: g_t = C_t dy_t + r_t, r_{t-1} = a_t g_t; a lane maps
       // the r entering its last item to the r leaving its first.
       float cv[kI];
@@ -168,9 +205,30 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
 #pragma unroll
       for (int i = kI - 1; i >= 0; --i)
         q = maps.a[i] * (static_cast<AccT>(cv[i]) * static_cast<AccT>(dy[i]) + q);
-      AccT r_out;
-      AccT r = warp_scan_affine<true>(Affine<AccT>{fwd.a, q}, lane == 31 ? s_r[n] : AccT(0), lane,
-                                      r_out);
+      AccT hin, r, r_out;
+      if constexpr (kW == 1) {
+        AccT unused;
+        hin = warp_scan_affine<false>(fwd, lane == 0 ? s_hc[n] : AccT(0), lane, unused);
+        r = warp_scan_affine<true>(Affine<AccT>{fwd.a, q}, lane == 31 ? r_in[n] : AccT(0), lane,
+                                   r_out);
+      } else {
+        Affine<AccT> ef, er;
+        const Affine<AccT> tf = warp_scan_maps(fwd, lane, ef);
+        const Affine<AccT> tr = warp_scan_maps<true>(Affine<AccT>{fwd.a, q}, lane, er);
+        AccT* tot = s_tot + (n & 1) * kTotBuf;
+        if (lane == 0) {
+          tot[4 * w] = tf.a;
+          tot[4 * w + 1] = tf.b;
+          tot[4 * w + 2] = tr.a;
+          tot[4 * w + 3] = tr.b;
+        }
+        __syncthreads();
+        const AccT h_w = bwd_fold_warps<false, kW>(tot, w, s_hc[n]);
+        const AccT r_w = bwd_fold_warps<true, kW>(tot + 2, w, r_in[n]);
+        hin = ef.a * h_w + ef.b;
+        r = er.a * r_w + er.b;
+        r_out = tr.a * r_w + tr.b;  // leaving this warp's first lane (warp 0: the chunk's)
+      }
       AccT g[kI];
 #pragma unroll
       for (int i = kI - 1; i >= 0; --i) {
@@ -204,19 +262,19 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
           dc += dcv;
         }
       }
-      // Per (channel, state) sums: the warp's, added to the chunks' so far.
+      // Per (channel, state) sums: the warp's, added to its chunks' so far.
       da = bwd_warp_sum(da);
       if constexpr (!Tr::kVarB) db = bwd_warp_sum(db);
       if constexpr (!Tr::kVarC) dc = bwd_warp_sum(dc);
       if (lane == 0) {
-        s_r[n] = r_out;
+        if (w == 0) r_next[n] = r_out;
         s_da[n] += da;
         if constexpr (!Tr::kVarB) s_db[n] += db;
         if constexpr (!Tr::kVarC) s_dc[n] += dc;
       }
       if constexpr (kRed) {
-        // Variable dB/dC of (n, t): summed over the block's channels in warp
-        // order. Two buffers: one barrier per state.
+        // Variable dB/dC of (n, t): summed over the block's channels in
+        // channel order. Two buffers: one barrier per state.
         float* buf = smem + L.red + (n & 1) * L.red_buf;
         float* mine = buf + c * kKinds * kK + first;
 #pragma unroll
@@ -232,7 +290,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
           const int kind = o / kK, t = o % kK;
           if (t >= len) continue;
           float sum = 0.0f;
-          for (int w = 0; w < tile.nd; ++w) sum += buf[(w * kKinds + kind) * kK + t];
+          for (int ch = 0; ch < tile.nd; ++ch) sum += buf[(ch * kKinds + kind) * kK + t];
           float* part = Tr::kVarB && kind == 0 ? p.part_b : p.part_c;
           part[part_row + t] = sum;
         }
@@ -270,22 +328,41 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     }
   }
 
-  // Per-block results: dh0 directly, the rest as partials for the finalize.
+  // Per-block results: dh0 directly, the rest as partials for the finalize;
+  // a channel's warps summed in warp order.
   part_d = bwd_warp_sum(part_d);
   part_bias = bwd_warp_sum(part_bias);
-  __syncwarp();
+  AccT* s_wsum = reinterpret_cast<AccT*>(smem + L.wsum) + 2 * c * kW;
+  if (lane == 0) {
+    s_wsum[2 * w] = part_d;
+    s_wsum[2 * w + 1] = part_bias;
+  }
+  __syncthreads();
   if (!active) return;
-  for (int n = lane; n < kN; n += 32) {
+  const AccT* s_dr = s_r(0 + 1);  // the adjoint leaving chunk 0's first step
+  for (int n = ct; n < kN; n += 32 * kW) {
     const long long rdn = (b * dim + d) * kN + n;
     if constexpr (Tr::kH0)
-      p.dh0[b * p.dh0_batch_stride + d * p.dh0_dim_stride + n] = static_cast<float>(s_r[n]);
-    p.part_a[rdn] = static_cast<float>(s_da[n]);
-    if constexpr (!Tr::kVarB) p.part_b[rdn] = static_cast<float>(s_db[n]);
-    if constexpr (!Tr::kVarC) p.part_c[rdn] = static_cast<float>(s_dc[n]);
+      p.dh0[b * p.dh0_batch_stride + d * p.dh0_dim_stride + n] = static_cast<float>(s_dr[n]);
+    AccT sum_a = 0, sum_b = 0, sum_c = 0;
+    for (int v = 0; v < kW; ++v) {
+      const int k = (c * kW + v) * kN + n;
+      sum_a += reinterpret_cast<const AccT*>(smem + L.acc_a)[k];
+      sum_b += reinterpret_cast<const AccT*>(smem + L.acc_b)[k];
+      sum_c += reinterpret_cast<const AccT*>(smem + L.acc_c)[k];
+    }
+    p.part_a[rdn] = static_cast<float>(sum_a);
+    if constexpr (!Tr::kVarB) p.part_b[rdn] = static_cast<float>(sum_b);
+    if constexpr (!Tr::kVarC) p.part_c[rdn] = static_cast<float>(sum_c);
   }
-  if (lane == 0) {
-    if constexpr (Tr::kHasD) p.part_d[b * dim + d] = static_cast<float>(part_d);
-    if constexpr (Tr::kHasBias) p.part_bias[b * dim + d] = static_cast<float>(part_bias);
+  if (ct == 0) {
+    AccT sum_d = 0, sum_bias = 0;
+    for (int v = 0; v < kW; ++v) {
+      sum_d += s_wsum[2 * v];
+      sum_bias += s_wsum[2 * v + 1];
+    }
+    if constexpr (Tr::kHasD) p.part_d[b * dim + d] = static_cast<float>(sum_d);
+    if constexpr (Tr::kHasBias) p.part_bias[b * dim + d] = static_cast<float>(sum_bias);
   }
 }
 

@@ -273,12 +273,12 @@ TEST_CASE("emulated backward kernels match the fp64 reference", "[bwd][emulated]
   }
 }
 
-// The warp scan: one warp per channel, 32 lanes x 4 items a chunk of 128
-// (or 8 items, 256).
+// The warp scan: kWarps warps per channel, 32 lanes x kWarps x items a
+// chunk (one warp, 4 items: 128; 8 items: 256).
 template <typename InT, typename AccT, int kN, int kChunk, int kDStep, bool kVarB, bool kVarC,
-          bool kFlags>
+          bool kFlags, int kWarps = 1>
 using ScanTraits = BwdTraits<InT, AccT, kN, kChunk, kDStep, 1, kAcc, kVarB, kVarC, kFlags, kFlags,
-                             kFlags, kFlags, kFlags, kFlags, 0, kChunk / 32>;
+                             kFlags, kFlags, kFlags, kFlags, 0, kChunk / (32 * kWarps)>;
 
 TEST_CASE("emulated warp-scan backward matches the fp64 reference", "[bwd][emulated]") {
   // Two groups of 3 channels (a partial tile of 2 each), 3 chunks (the last
@@ -299,6 +299,28 @@ TEST_CASE("emulated warp-scan backward matches the fp64 reference", "[bwd][emula
     BwdProblem p = all_flags(make(1, 1, 140, 40, 1, DType::kF32));
     p.fwd.variable_b = p.fwd.variable_c = false;
     check_case<ScanTraits<float, float, 40, 128, 1, false, false, true>>(p, 34);
+  }
+}
+
+TEST_CASE("emulated warp-scan backward with several warps a channel matches the fp64 reference",
+          "[bwd][emulated]") {
+  // 2 warps on each of 2 channels: two groups of 3 (a partial tile each),
+  // chunk 256, 3 chunks (the last partial), every flag.
+  check_case<ScanTraits<float, float, 8, 256, 2, true, true, true, 2>>(
+      all_flags(make(1, 6, 700, 8, 2, DType::kF32)), 41);
+  {  // 4 warps on one channel, bf16, constant B, odd dstate, 3 chunks of 512
+    BwdProblem p = all_flags(make(2, 2, 1300, 5, 1, DType::kBF16));
+    p.fwd.variable_b = false;
+    check_case<ScanTraits<__nv_bfloat16, float, 5, 512, 1, false, true, true, 4>>(p, 42);
+  }
+  // 8 warps, chunk 1024, a sequence inside the first warps' lanes: the rest
+  // scan identity maps.
+  check_case<ScanTraits<float, float, 4, 1024, 1, true, true, true, 8>>(
+      all_flags(make(1, 3, 100, 4, 1, DType::kF32)), 43);
+  {  // fp16, fp64 accumulation, constant C, 2 warps of 8 items (chunk 512), no flags
+    BwdProblem p = make(1, 3, 1100, 4, 1, DType::kF16);
+    p.fwd.variable_c = false;
+    check_case<ScanTraits<__half, double, 4, 512, 2, true, false, false, 2>>(p, 44);
   }
 }
 
