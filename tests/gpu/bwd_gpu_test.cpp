@@ -135,16 +135,25 @@ std::vector<BwdConfig> configs_for(const BwdProblem& p, size_t max_shared) {
     mp.segments = 3;
     if (check_config(p, mp, max_shared).is_ok()) out.push_back(mp);
   }
-  // The warp scan: fp32 at chunk 128, fp64 at 256 (where the B/C rows fit).
-  for (BwdAcc a : {BwdAcc::kF32, BwdAcc::kF64}) {
+  // The warp scan: one warp a channel, fp32 at chunk 128 and fp64 at 256;
+  // several warps a channel: 2 on each of 2 channels (chunk 256), 8 on one
+  // (chunk 1024) and fp64 with 4 warps of 8 items (chunk 1024), where the
+  // B/C rows fit.
+  struct Ws {
+    BwdAcc acc;
+    int chunk, d_step, warps;
+  };
+  for (const Ws& w : {Ws{BwdAcc::kF32, 128, 4, 1}, Ws{BwdAcc::kF64, 256, 2, 1},
+                      Ws{BwdAcc::kF32, 256, 2, 2}, Ws{BwdAcc::kF32, 1024, 1, 8},
+                      Ws{BwdAcc::kF64, 1024, 1, 4}}) {
     BwdConfig ws;
     ws.algo = BwdAlgo::kWarpScan;
-    ws.chunk = a == BwdAcc::kF32 ? 128 : 256;
-    ws.d_step = a == BwdAcc::kF32 ? 4 : 2;
+    ws.chunk = w.chunk;
+    ws.d_step = w.d_step;
     ws.n_split = 1;
-    ws.threads = 32 * ws.d_step;
-    ws.acc = a;
-    ws.exp = a == BwdAcc::kF32 ? BwdExp::kFast : BwdExp::kAccurate;
+    ws.threads = 32 * w.d_step * w.warps;
+    ws.acc = w.acc;
+    ws.exp = w.acc == BwdAcc::kF32 ? BwdExp::kFast : BwdExp::kAccurate;
     if (check_config(p, ws, max_shared).is_ok()) out.push_back(ws);
   }
   return out;

@@ -132,6 +132,9 @@ TEST_CASE("forwards save the backward's checkpoints; the backward reading them m
     ws.n_split = 1;
     ws.threads = 128;
     if (bwd::check_config(p, ws, dev.max_shared_per_block).is_ok()) bwds.push_back(ws);
+    ws.chunk = 512;  // 4 warps a channel, chunks of 512
+    ws.d_step = 1;
+    if (bwd::check_config(p, ws, dev.max_shared_per_block).is_ok()) bwds.push_back(ws);
     for (const bwd::BwdConfig& bc : bwds) {
       REQUIRE_STATUS_OK(bwd::check_config(p, bc, dev.max_shared_per_block));
       for (const FwdConfig& fc : saving_configs(p.fwd, dev.max_shared_per_block)) {

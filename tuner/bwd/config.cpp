@@ -36,6 +36,10 @@ bool parse_field(const std::string& f, const std::string& prefix, int& out) {
 
 bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
+// Below this many (batch x dim) channels a warp each leaves an H200's 132
+// SMs under 8 warps: the tuner then tries several warps a channel.
+constexpr int64_t kFewChannels = 1024;
+
 }  // namespace
 
 const char* to_string(BwdAlgo a) {
@@ -272,6 +276,35 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
       }
     }
   }
+  // A sequence that one block's warps scan in one chunk (several warps a
+  // channel, 4 steps a lane): the warp scan instead of multipass, with no
+  // pass over chunks and no checkpoints. H200, `ssmtune bench`, fp32 with the
+  // block's flags, ms: (2,4,128,8) 0.0167 (one warp a channel) against
+  // multipass 0.040, (2,4,1024,8) 0.0285 (8 warps, chunk 1024) against 0.044
+  // (best multipass 0.038); at dstate 16 one chunk of 1024 no longer pays
+  // ((2,4,1024,16) 0.047 against 0.043), nor do two chunks ((2,4,2048,16)
+  // 0.094 against 0.046).
+  if (c.algo == BwdAlgo::kMultiPass && f.seqlen <= 1024 && f.seqlen * f.dstate <= 8192) {
+    BwdConfig ws;
+    ws.algo = BwdAlgo::kWarpScan;
+    ws.acc = c.acc;
+    ws.exp = c.exp;
+    ws.n_split = 1;
+    int warps = 1;
+    while (warps < 8 && 128 * warps < f.seqlen) warps *= 2;
+    // 256 threads a block: more threads share the dB/dC sums over channels.
+    ws.d_step = 8 / warps;
+    while (ws.d_step > 1 && ws.d_step > f.dim_per_group()) ws.d_step /= 2;
+    ws.threads = 32 * ws.d_step * warps;
+    ws.chunk = 128 * warps;
+    const size_t limit = max_shared_bytes != 0 ? max_shared_bytes : size_t{227} * 1024;
+    if (check_config(p, ws, limit).is_ok()) {
+      c = ws;
+      reason = "warp scan, one chunk of " + std::to_string(ws.chunk) + " (" +
+               std::to_string(warps) + " warps a channel, " + std::to_string(ws.d_step) +
+               " channels a block): the whole sequence in one pass, faster than multipass there";
+    }
+  }
   // Under one wave of 4 blocks per SM anyway: 3, with more registers (H200,
   // (8,1536,2048,16) bf16 with the block's flags and saved states, 384 blocks
   // on 132 SMs: 0.933 ms at 3 against 0.985 at 4; at 2048 blocks 3 cost 12%).
@@ -330,6 +363,21 @@ std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes
       ws.threads = 32 * warps;
       add(ws);
     }
+  // Warp scan with 2 to 8 warps a channel (chunks of 128 to 1024 timesteps
+  // scanned by one block): where there are too few channels for a warp each
+  // to fill the GPU.
+  if (p.fwd.batch * p.fwd.dim < kFewChannels)
+    for (int warps : {2, 4, 8})
+      for (int channels : {1, 2, 4})
+        for (int items : {4, 8}) {
+          BwdConfig ws;
+          ws.algo = BwdAlgo::kWarpScan;
+          ws.chunk = 32 * warps * items;
+          ws.d_step = channels;
+          ws.n_split = 1;
+          ws.threads = 32 * channels * warps;
+          if (ws.threads <= 512 && ws.chunk <= 1024) add(ws);
+        }
   // Multipass: the default's block (chunk 16 and 8) over 2 to 256 segments
   // of at least 2 chunks (fewer channels than SMs' worth of blocks leaves
   // most of the GPU idle without them; the best count depends on the shape).

@@ -5,6 +5,7 @@
 
 #include "support/problems.h"
 #include "tuner/bwd/config.h"
+#include "tuner/bwd/plan.h"
 
 namespace ssmtune::bwd {
 namespace {
@@ -45,6 +46,14 @@ TEST_CASE("backward config keys round-trip", "[bwd]") {
   CHECK(ws->chunk == 256);
   CHECK(ws->threads == 256);
   CHECK(!BwdConfig::from_key("ws.K256.D8.fp32.t256.s1.fast.S4").is_ok());
+  CHECK(scan_warps(*ws) == 1);
+  CHECK(scan_items(*ws) == 8);
+  // 8 warps a channel: threads = 32 x channels x warps, chunk = 32 x warps x items.
+  const auto wide = BwdConfig::from_key("ws.K1024.D1.fp32.t256.s1.fast");
+  REQUIRE(wide.is_ok());
+  CHECK(scan_warps(*wide) == 8);
+  CHECK(scan_items(*wide) == 4);
+  CHECK(scan_warps(*BwdConfig::from_key("seq.K16.D32.fp32.t128.s4.fast")) == 1);
 }
 
 TEST_CASE("warp-scan legality: 32 lanes a channel, chunks of 32 x 4k items", "[bwd]") {
@@ -64,6 +73,12 @@ TEST_CASE("warp-scan legality: 32 lanes a channel, chunks of 32 x 4k items", "[b
   CHECK(breaks([](BwdConfig& x) { x.n_split = 2; }, "n_split must be 1"));
   CHECK(breaks([](BwdConfig& x) { x.threads = 4; }, "32 * d_step"));
   CHECK(breaks([](BwdConfig& x) { x.segments = 2; }, "segments must be 1"));
+  // Several warps a channel: a power of 2 of them, 4 to 16 steps a lane.
+  CHECK(why(*BwdConfig::from_key("ws.K512.D1.fp32.t128.s1.fast")).empty());  // 4 x 4 steps
+  CHECK(why(*BwdConfig::from_key("ws.K1024.D2.fp32.t256.s1.fast")).empty());  // 4 x 8 steps
+  CHECK(breaks([](BwdConfig& x) { x.threads = 384; }, "power of 2"));          // 3 warps
+  CHECK(breaks([](BwdConfig& x) { x.threads = 512; }, "warp scan: chunk"));    // 4 x 1 step
+  CHECK(breaks([](BwdConfig& x) { x.d_step = 64, x.threads = 2048; }, "d_step must be at most"));
   // B and C rows of 256 states at chunk 256: past the limit.
   BwdConfig x = c;
   x.chunk = 256;
@@ -193,6 +208,39 @@ TEST_CASE("the backward default takes the warp scan where multipass would run, b
   // dstate 256: its B/C rows do not fit at chunk 128 either.
   p.fwd = testing::shape(8, 256, 1024, 256, DType::kF32);
   CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo != BwdAlgo::kWarpScan);
+}
+
+TEST_CASE("the backward default scans a short sequence of few channels in one chunk", "[bwd]") {
+  BwdProblem p;
+  // mamba_ssm's test grid: (2, 4, seqlen, 8), fp32, with its flags.
+  struct Want {
+    int64_t seqlen;
+    const char* key;
+  };
+  for (const Want& w : {Want{128, "ws.K128.D4.fp32.t128.s1.fast"},
+                        Want{200, "ws.K256.D4.fp32.t256.s1.fast"},
+                        Want{512, "ws.K512.D2.fp32.t256.s1.fast"},
+                        Want{1024, "ws.K1024.D1.fp32.t256.s1.fast"}}) {
+    p.fwd = testing::shape(2, 4, w.seqlen, 8, DType::kF32);
+    p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
+    const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
+    INFO(p.key() << ": " << d.config.key() << " " << d.reason);
+    CHECK(d.config.key() == w.key);
+    CHECK(d.reason.find("one chunk") != std::string::npos);
+    CHECK(plan_bwd(p, d.config, 227 * 1024).value().n_chunks == 1);
+    // fp64 accumulation as well, where it fits.
+    const BwdConfig d64 = default_config(p, BwdAcc::kF64, 227 * 1024, 132).config;
+    CHECK(d64.algo == BwdAlgo::kWarpScan);
+    CHECK(check_config(p, d64, 227 * 1024).is_ok());
+  }
+  // Longer, or more states: multipass (measured faster there).
+  p.fwd = testing::shape(2, 4, 2048, 8, DType::kF32);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kMultiPass);
+  p.fwd = testing::shape(2, 4, 1024, 16, DType::kF32);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kMultiPass);
+  // Short enough for the sequential kernel alone: unchanged.
+  p.fwd = testing::shape(2, 4, 64, 8, DType::kF32);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kSequential);
 }
 
 TEST_CASE("the backward default takes 3 blocks per SM when its grid fits one wave of 3", "[bwd]") {
