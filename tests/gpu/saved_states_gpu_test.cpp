@@ -117,6 +117,12 @@ TEST_CASE("forwards save the backward's checkpoints; the backward reading them m
     std::vector<bwd::BwdConfig> bwds;
     bwd::BwdConfig base =
         bwd::default_config(p, bwd::BwdAcc::kF32, dev.max_shared_per_block).config;
+    if (base.algo == bwd::BwdAlgo::kWarpScan)  // (a short sequence) the space's first chunked one
+      for (const bwd::BwdConfig& c : bwd::search_space(p, dev.max_shared_per_block))
+        if (c.algo == bwd::BwdAlgo::kSequential) {
+          base = c;
+          break;
+        }
     base.algo = bwd::BwdAlgo::kSequential;
     base.segments = 1;
     bwds.push_back(base);
@@ -132,9 +138,10 @@ TEST_CASE("forwards save the backward's checkpoints; the backward reading them m
     ws.n_split = 1;
     ws.threads = 128;
     if (bwd::check_config(p, ws, dev.max_shared_per_block).is_ok()) bwds.push_back(ws);
-    ws.chunk = 512;  // 4 warps a channel, chunks of 512
+    ws.chunk = 512;  // 4 warps a channel, chunks of 512 (two or more: checkpoints to read)
     ws.d_step = 1;
-    if (bwd::check_config(p, ws, dev.max_shared_per_block).is_ok()) bwds.push_back(ws);
+    if (p.fwd.seqlen > ws.chunk && bwd::check_config(p, ws, dev.max_shared_per_block).is_ok())
+      bwds.push_back(ws);
     for (const bwd::BwdConfig& bc : bwds) {
       REQUIRE_STATUS_OK(bwd::check_config(p, bc, dev.max_shared_per_block));
       for (const FwdConfig& fc : saving_configs(p.fwd, dev.max_shared_per_block)) {

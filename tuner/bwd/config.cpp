@@ -276,15 +276,23 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
       }
     }
   }
-  // A sequence that one block's warps scan in one chunk (several warps a
-  // channel, 4 steps a lane): the warp scan instead of multipass, with no
-  // pass over chunks and no checkpoints. H200, `ssmtune bench`, fp32 with the
-  // block's flags, ms: (2,4,128,8) 0.0167 (one warp a channel) against
-  // multipass 0.040, (2,4,1024,8) 0.0285 (8 warps, chunk 1024) against 0.044
-  // (best multipass 0.038); at dstate 16 one chunk of 1024 no longer pays
-  // ((2,4,1024,16) 0.047 against 0.043), nor do two chunks ((2,4,2048,16)
-  // 0.094 against 0.046).
-  if (c.algo == BwdAlgo::kMultiPass && f.seqlen <= 1024 && f.seqlen * f.dstate <= 8192) {
+  // Few channels, or a short sequence: the warp scan with several warps a
+  // channel (chunks of 128 x warps, up to 1024) instead of multipass, one
+  // launch and no pass over segments. H200, `ssmtune bench`, fp32 with the
+  // block's flags, ms, warp scan against multipass (the best of a tune where
+  // given): (2,4,128,8) 0.0167 / 0.040; (2,4,1024,8) 0.0236 / 0.035 (best
+  // 0.038 in its tune); (2,4,1024,16) 0.0367 / 0.040; with the forward's
+  // saved states (the training path) (2,4,2048,8) 0.039 / 0.058,
+  // (2,4,4096,8) 0.071 / 0.085, (2,32,4096,8) 0.074 / 0.097 (recomputing
+  // them, (2,4,4096,8) 0.082 / 0.074). Not at more channels and steps:
+  // (2,768,512,16) bf16 0.170 / 0.075, nor at dstate 16 past one chunk
+  // ((2,4,2048,16) 0.094 / 0.046). At 128 steps and many channels one warp
+  // a channel still wins ((1,1536,128,16) bf16 0.0389 / 0.0444).
+  const int64_t channels = f.batch * f.dim;
+  const bool one_chunk = f.seqlen <= 1024 && f.seqlen * f.dstate <= 16384;
+  const bool few_states = f.seqlen <= 4096 && f.dstate <= 8;
+  if (c.algo == BwdAlgo::kMultiPass &&
+      (f.seqlen <= 128 || (channels <= 64 && (one_chunk || few_states)))) {
     BwdConfig ws;
     ws.algo = BwdAlgo::kWarpScan;
     ws.acc = c.acc;
@@ -300,9 +308,11 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
     const size_t limit = max_shared_bytes != 0 ? max_shared_bytes : size_t{227} * 1024;
     if (check_config(p, ws, limit).is_ok()) {
       c = ws;
-      reason = "warp scan, one chunk of " + std::to_string(ws.chunk) + " (" +
-               std::to_string(warps) + " warps a channel, " + std::to_string(ws.d_step) +
-               " channels a block): the whole sequence in one pass, faster than multipass there";
+      const int64_t chunks = (f.seqlen + ws.chunk - 1) / ws.chunk;
+      reason = "warp scan, " + std::to_string(chunks) + " chunk(s) of " +
+               std::to_string(ws.chunk) + " (" + std::to_string(warps) + " warps a channel, " +
+               std::to_string(ws.d_step) + " channels a block; " + std::to_string(channels) +
+               " channels): faster than multipass there";
     }
   }
   // Under one wave of 4 blocks per SM anyway: 3, with more registers (H200,

@@ -155,7 +155,7 @@ SSMTUNE_HD constexpr BwdScanSmemLayout bwd_scan_smem_layout(int dstate, int chun
   l.b = 0;
   l.c = l.b + (var_b ? rows : 0);
   l.red = l.c + (var_c ? rows : 0);
-  l.red_buf = d_step * kinds * chunk;
+  l.red_buf = d_step > 1 ? d_step * kinds * chunk : 0;  // one channel: written directly
   l.a = l.red + 2 * l.red_buf;
   l.a_true = l.a + per;
   l.h = (l.a_true + per + 1) / 2 * 2;

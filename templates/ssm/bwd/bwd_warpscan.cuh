@@ -88,6 +88,12 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   constexpr BwdScanSmemLayout L = bwd_scan_smem_layout(
       kN, kK, Tr::kDStep, kW, Tr::kVarB, Tr::kVarC, static_cast<int>(sizeof(AccT)));
   constexpr int kPer = Tr::kDStep * kN;  // AccT per carried buffer
+  // Staging reads in flight per thread: with several warps a channel a
+  // block is one of few on its SM and a chunk's rows are long, so one read
+  // at a time waits out the memory latency once per element (H200, ncu at
+  // (2,4,1024,8): 36 % of the stalls); one warp a channel keeps the loop
+  // as measured.
+  constexpr int kStageBatch = kW > 1 ? 4 : 1;
   extern __shared__ float4 smem_raw[];
   float* smem = reinterpret_cast<float*>(smem_raw);
   float* s_b = smem + L.b;
@@ -145,7 +151,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
       const int t0 = j * kK;
       it.load(f, static_cast<int>(b), static_cast<int>(d), t0 + first, bias);
       __syncthreads();  // the previous chunk's B rows are consumed
-      stage_bc<BwdNoC<Tr>>(f, tile, t0, kK, s_b, s_c);
+      stage_bc<BwdNoC<Tr>, kStageBatch>(f, tile, t0, kK, s_b, s_c);
       __syncthreads();
       for (int n = 0; n < kN; ++n) {
         ItemMaps<Tr> maps;
@@ -184,7 +190,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     float dy[kI];
     bwd_dy_items<Tr>(p, b, d, t0 + first, active, dy);
     __syncthreads();  // the previous chunk's rows and states are consumed
-    stage_bc<Tr>(f, tile, t0, len, s_b, s_c);
+    stage_bc<Tr, kStageBatch>(f, tile, t0, len, s_b, s_c);
     for (int n = ct; n < kN; n += 32 * kW) s_hc[n] = j == 0 ? h0_of(n) : ckpt[ckpt_index(j, n)];
     __syncthreads();
     const AccT* r_in = s_r(j);   // the adjoint entering the chunk's last step
@@ -272,7 +278,17 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
         if constexpr (!Tr::kVarB) s_db[n] += db;
         if constexpr (!Tr::kVarC) s_dc[n] += dc;
       }
-      if constexpr (kRed) {
+      const long long part_row =
+          ((b * gridDim.x + blockIdx.x) * kN + n) * static_cast<long long>(f.seqlen) + t0;
+      if constexpr (kRed && Tr::kDStep == 1) {
+        // One channel a block: its terms are the block's sums.
+#pragma unroll
+        for (int i = 0; i < kI; ++i) {
+          if (first + i >= len) break;
+          if constexpr (Tr::kVarB) p.part_b[part_row + first + i] = vb[i];
+          if constexpr (Tr::kVarC) p.part_c[part_row + first + i] = vc[i];
+        }
+      } else if constexpr (kRed) {
         // Variable dB/dC of (n, t): summed over the block's channels in
         // channel order. Two buffers: one barrier per state.
         float* buf = smem + L.red + (n & 1) * L.red_buf;
@@ -284,8 +300,6 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
             sts4(mine + kKindC * kK + i, {vc[i], vc[i + 1], vc[i + 2], vc[i + 3]});
         }
         __syncthreads();
-        const long long part_row =
-            ((b * gridDim.x + blockIdx.x) * kN + n) * static_cast<long long>(f.seqlen) + t0;
         for (int o = threadIdx.x; o < kKinds * kK; o += Tr::kThreads) {
           const int kind = o / kK, t = o % kK;
           if (t >= len) continue;

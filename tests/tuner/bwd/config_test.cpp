@@ -1,5 +1,6 @@
 // Backward config keys, legality, default and search space.
 #include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
 #include <set>
 
@@ -210,34 +211,44 @@ TEST_CASE("the backward default takes the warp scan where multipass would run, b
   CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo != BwdAlgo::kWarpScan);
 }
 
-TEST_CASE("the backward default scans a short sequence of few channels in one chunk", "[bwd]") {
+TEST_CASE("the backward default scans few channels with several warps a channel", "[bwd]") {
   BwdProblem p;
   // mamba_ssm's test grid: (2, 4, seqlen, 8), fp32, with its flags.
   struct Want {
-    int64_t seqlen;
+    int64_t dim, seqlen, dstate;
     const char* key;
+    int64_t chunks;
   };
-  for (const Want& w : {Want{128, "ws.K128.D4.fp32.t128.s1.fast"},
-                        Want{200, "ws.K256.D4.fp32.t256.s1.fast"},
-                        Want{512, "ws.K512.D2.fp32.t256.s1.fast"},
-                        Want{1024, "ws.K1024.D1.fp32.t256.s1.fast"}}) {
-    p.fwd = testing::shape(2, 4, w.seqlen, 8, DType::kF32);
+  for (const Want& w : {Want{4, 128, 8, "ws.K128.D4.fp32.t128.s1.fast", 1},
+                        Want{4, 200, 8, "ws.K256.D4.fp32.t256.s1.fast", 1},
+                        Want{4, 512, 8, "ws.K512.D2.fp32.t256.s1.fast", 1},
+                        Want{4, 1024, 8, "ws.K1024.D1.fp32.t256.s1.fast", 1},
+                        Want{4, 1024, 16, "ws.K1024.D1.fp32.t256.s1.fast", 1},
+                        Want{4, 2048, 8, "ws.K1024.D1.fp32.t256.s1.fast", 2},
+                        Want{32, 4096, 8, "ws.K1024.D1.fp32.t256.s1.fast", 4},
+                        Want{1536, 128, 16, "ws.K128.D8.fp32.t256.s1.fast", 1}}) {
+    p.fwd = testing::shape(w.dim == 1536 ? 1 : 2, w.dim, w.seqlen, w.dstate, DType::kF32);
     p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
     const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
     INFO(p.key() << ": " << d.config.key() << " " << d.reason);
     CHECK(d.config.key() == w.key);
-    CHECK(d.reason.find("one chunk") != std::string::npos);
-    CHECK(plan_bwd(p, d.config, 227 * 1024).value().n_chunks == 1);
+    CHECK(d.reason.find("warp scan") != std::string::npos);
+    CHECK(plan_bwd(p, d.config, 227 * 1024).value().n_chunks == w.chunks);
     // fp64 accumulation as well, where it fits.
     const BwdConfig d64 = default_config(p, BwdAcc::kF64, 227 * 1024, 132).config;
     CHECK(d64.algo == BwdAlgo::kWarpScan);
     CHECK(check_config(p, d64, 227 * 1024).is_ok());
   }
-  // Longer, or more states: multipass (measured faster there).
-  p.fwd = testing::shape(2, 4, 2048, 8, DType::kF32);
-  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kMultiPass);
-  p.fwd = testing::shape(2, 4, 1024, 16, DType::kF32);
-  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kMultiPass);
+  // Past one chunk at dstate 16, past 4096 steps, or more channels at more
+  // steps: multipass (measured faster there).
+  for (const auto& [b, d, l, n] : {std::array<int64_t, 4>{2, 4, 2048, 16},
+                                   std::array<int64_t, 4>{2, 4, 8192, 8},
+                                   std::array<int64_t, 4>{2, 768, 512, 16},
+                                   std::array<int64_t, 4>{2, 64, 1024, 8}}) {
+    p.fwd = testing::shape(b, d, l, n, DType::kF32);
+    INFO(p.key());
+    CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kMultiPass);
+  }
   // Short enough for the sequential kernel alone: unchanged.
   p.fwd = testing::shape(2, 4, 64, 8, DType::kF32);
   CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kSequential);
