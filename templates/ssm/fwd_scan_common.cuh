@@ -66,12 +66,13 @@ __device__ __forceinline__ Affine<AccT> warp_scan_maps(Affine<AccT> incl, int la
                                  : __shfl_up_sync(0xffffffffu, incl.a, off);
     const AccT prev_b = kReverse ? __shfl_down_sync(0xffffffffu, incl.b, off)
                                  : __shfl_up_sync(0xffffffffu, incl.b, off);
-    if (kReverse ? lane + off < 32 : lane >= off) incl = compose(Affine<AccT>{prev_a, prev_b}, incl);
+    if (kReverse ? lane + off < 32 : lane >= off)
+      incl = compose(Affine<AccT>{prev_a, prev_b}, incl);
   }
-  excl.a = kReverse ? __shfl_down_sync(0xffffffffu, incl.a, 1)
-                    : __shfl_up_sync(0xffffffffu, incl.a, 1);
-  excl.b = kReverse ? __shfl_down_sync(0xffffffffu, incl.b, 1)
-                    : __shfl_up_sync(0xffffffffu, incl.b, 1);
+  excl.a =
+      kReverse ? __shfl_down_sync(0xffffffffu, incl.a, 1) : __shfl_up_sync(0xffffffffu, incl.a, 1);
+  excl.b =
+      kReverse ? __shfl_down_sync(0xffffffffu, incl.b, 1) : __shfl_up_sync(0xffffffffu, incl.b, 1);
   if (lane == kFirst) excl = Affine<AccT>{1, 0};
   return Affine<AccT>{__shfl_sync(0xffffffffu, incl.a, 31 - kFirst),
                       __shfl_sync(0xffffffffu, incl.b, 31 - kFirst)};

@@ -125,9 +125,8 @@ size_t shared_bytes(const BwdProblem& p, const BwdConfig& c) {
   const bool var_b = p.fwd.variable_b, var_c = p.fwd.variable_c;
   if (c.algo == BwdAlgo::kWarpScan)
     return sizeof(float) *
-           static_cast<size_t>(ssmtune_kernels::bwd_scan_smem_layout(n, c.chunk, c.d_step,
-                                                                     scan_warps(c), var_b, var_c,
-                                                                     acc_bytes)
+           static_cast<size_t>(ssmtune_kernels::bwd_scan_smem_layout(
+                                   n, c.chunk, c.d_step, scan_warps(c), var_b, var_c, acc_bytes)
                                    .floats);
   return sizeof(float) *
          static_cast<size_t>(ssmtune_kernels::bwd_smem_layout(n, c.chunk, c.d_step, c.n_split,
@@ -309,9 +308,9 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
     if (check_config(p, ws, limit).is_ok()) {
       c = ws;
       const int64_t chunks = (f.seqlen + ws.chunk - 1) / ws.chunk;
-      reason = "warp scan, " + std::to_string(chunks) + " chunk(s) of " +
-               std::to_string(ws.chunk) + " (" + std::to_string(warps) + " warps a channel, " +
-               std::to_string(ws.d_step) + " channels a block; " + std::to_string(channels) +
+      reason = "warp scan, " + std::to_string(chunks) + " chunk(s) of " + std::to_string(ws.chunk) +
+               " (" + std::to_string(warps) + " warps a channel, " + std::to_string(ws.d_step) +
+               " channels a block; " + std::to_string(channels) +
                " channels): faster than multipass there";
     }
   }

@@ -123,13 +123,13 @@ SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_
 }
 
 struct BwdScanSmemLayout {
-  int b, c;                       // B, C rows (chunk floats each per state)
-  int red, red_buf;               // offset, floats per buffer
-  int a, a_true;                  // d_step * dstate floats each
-  int h, r;                       // d_step * dstate AccT each, twice with several warps a channel
-  int acc_a, acc_b, acc_c;        // d_step * warps * dstate AccT each (a warp's sums)
-  int tot;                        // 2 * d_step * warps * 4 AccT: warp totals of the scans
-  int wsum;                       // d_step * warps * 2 AccT: a warp's dD, ddelta_bias sums
+  int b, c;                 // B, C rows (chunk floats each per state)
+  int red, red_buf;         // offset, floats per buffer
+  int a, a_true;            // d_step * dstate floats each
+  int h, r;                 // d_step * dstate AccT each, twice with several warps a channel
+  int acc_a, acc_b, acc_c;  // d_step * warps * dstate AccT each (a warp's sums)
+  int tot;                  // 2 * d_step * warps * 4 AccT: warp totals of the scans
+  int wsum;                 // d_step * warps * 2 AccT: a warp's dD, ddelta_bias sums
   int floats;
 };
 

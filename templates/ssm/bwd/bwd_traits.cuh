@@ -55,7 +55,7 @@ struct BwdTraits {
                 "n_split must be a power of two <= 32");
   static_assert(kNSplit <= kN, "n_split must not exceed dstate");
   static_assert(!kWarpScan || (kNSplit == 1 && kChunk % (32 * kItems_) == 0 &&
-                                (kWarps & (kWarps - 1)) == 0 && kItems_ % 4 == 0 && kDStep <= 32),
+                               (kWarps & (kWarps - 1)) == 0 && kItems_ % 4 == 0 && kDStep <= 32),
                 "warp scan: n_split 1, chunk 32 * warps * items (warps a power of 2, items a "
                 "multiple of 4), d_step <= 32");
   static_assert(kThreads % 32 == 0 && kThreads <= 1024,

@@ -85,8 +85,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   constexpr bool kRed = Tr::kVarB || Tr::kVarC;
   constexpr int kKindC = Tr::kVarB ? 1 : 0;  // red buffer kind of dC
   constexpr int kKinds = (Tr::kVarB ? 1 : 0) + (Tr::kVarC ? 1 : 0);
-  constexpr BwdScanSmemLayout L = bwd_scan_smem_layout(
-      kN, kK, Tr::kDStep, kW, Tr::kVarB, Tr::kVarC, static_cast<int>(sizeof(AccT)));
+  constexpr BwdScanSmemLayout L = bwd_scan_smem_layout(kN, kK, Tr::kDStep, kW, Tr::kVarB, Tr::kVarC,
+                                                       static_cast<int>(sizeof(AccT)));
   constexpr int kPer = Tr::kDStep * kN;  // AccT per carried buffer
   // Staging reads in flight per thread: with several warps a channel a
   // block is one of few on its SM and a chunk's rows are long, so one read
@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     stage_bc<Tr, kStageBatch>(f, tile, t0, len, s_b, s_c);
     for (int n = ct; n < kN; n += 32 * kW) s_hc[n] = j == 0 ? h0_of(n) : ckpt[ckpt_index(j, n)];
     __syncthreads();
-    const AccT* r_in = s_r(j);   // the adjoint entering the chunk's last step
+    const AccT* r_in = s_r(j);  // the adjoint entering the chunk's last step
     AccT* r_next = s_r(j + 1);  // leaving its first (kW > 1: the other buffer)
     AccT sb[kI], sa[kI];        // per item: sum_n g B, sum_n A g a h_{t-1}
 #pragma unroll

@@ -75,10 +75,10 @@ TEST_CASE("warp-scan legality: 32 lanes a channel, chunks of 32 x 4k items", "[b
   CHECK(breaks([](BwdConfig& x) { x.threads = 4; }, "32 * d_step"));
   CHECK(breaks([](BwdConfig& x) { x.segments = 2; }, "segments must be 1"));
   // Several warps a channel: a power of 2 of them, 4 to 16 steps a lane.
-  CHECK(why(*BwdConfig::from_key("ws.K512.D1.fp32.t128.s1.fast")).empty());  // 4 x 4 steps
+  CHECK(why(*BwdConfig::from_key("ws.K512.D1.fp32.t128.s1.fast")).empty());   // 4 x 4 steps
   CHECK(why(*BwdConfig::from_key("ws.K1024.D2.fp32.t256.s1.fast")).empty());  // 4 x 8 steps
-  CHECK(breaks([](BwdConfig& x) { x.threads = 384; }, "power of 2"));          // 3 warps
-  CHECK(breaks([](BwdConfig& x) { x.threads = 512; }, "warp scan: chunk"));    // 4 x 1 step
+  CHECK(breaks([](BwdConfig& x) { x.threads = 384; }, "power of 2"));         // 3 warps
+  CHECK(breaks([](BwdConfig& x) { x.threads = 512; }, "warp scan: chunk"));   // 4 x 1 step
   CHECK(breaks([](BwdConfig& x) { x.d_step = 64, x.threads = 2048; }, "d_step must be at most"));
   // B and C rows of 256 states at chunk 256: past the limit.
   BwdConfig x = c;
@@ -241,10 +241,9 @@ TEST_CASE("the backward default scans few channels with several warps a channel"
   }
   // Past one chunk at dstate 16, past 4096 steps, or more channels at more
   // steps: multipass (measured faster there).
-  for (const auto& [b, d, l, n] : {std::array<int64_t, 4>{2, 4, 2048, 16},
-                                   std::array<int64_t, 4>{2, 4, 8192, 8},
-                                   std::array<int64_t, 4>{2, 768, 512, 16},
-                                   std::array<int64_t, 4>{2, 64, 1024, 8}}) {
+  for (const auto& [b, d, l, n] :
+       {std::array<int64_t, 4>{2, 4, 2048, 16}, std::array<int64_t, 4>{2, 4, 8192, 8},
+        std::array<int64_t, 4>{2, 768, 512, 16}, std::array<int64_t, 4>{2, 64, 1024, 8}}) {
     p.fwd = testing::shape(b, d, l, n, DType::kF32);
     INFO(p.key());
     CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kMultiPass);
