@@ -40,6 +40,26 @@ bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 // SMs under 8 warps: the tuner then tries several warps a channel.
 constexpr int64_t kFewChannels = 1024;
 
+// A warp-scan config: `channels` a block, `warps` a channel, chunk timesteps.
+BwdConfig warp_scan(int chunk, int channels, int warps, BwdAcc acc = BwdAcc::kF32,
+                    BwdExp exp = BwdExp::kFast) {
+  BwdConfig ws;
+  ws.algo = BwdAlgo::kWarpScan;
+  ws.chunk = chunk;
+  ws.d_step = channels;
+  ws.n_split = 1;
+  ws.threads = 32 * channels * warps;
+  ws.acc = acc;
+  ws.exp = exp;
+  return ws;
+}
+
+// The largest power of 2 at most `want` and at most the group's channels.
+int channels_a_block(const FwdProblem& f, int want) {
+  while (want > 1 && want > f.dim_per_group()) want /= 2;
+  return want;
+}
+
 }  // namespace
 
 const char* to_string(BwdAlgo a) {
@@ -248,23 +268,16 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   const bool four_by_four = c.n_split == 4 && (f.dstate + 3) / 4 == 4;
   const int64_t channels_needed = 8 * int64_t{sm_count > 0 ? sm_count : 128};
   if (c.algo == BwdAlgo::kMultiPass && !four_by_four && f.batch * f.dim >= channels_needed) {
-    BwdConfig ws;
-    ws.algo = BwdAlgo::kWarpScan;
-    ws.acc = c.acc;
-    ws.exp = c.exp;
-    ws.n_split = 1;
     // 8 warps a block at dstate <= 4, 16 beyond (H200: (8,1536,2048,4) fp32
     // with the flags 0.739 ms at 8 against 0.800 at 16; (8,256,1024,64)
     // fp32 0.496 at 16 against 0.849 at 8, (8,512,1024,32) bf16 with the
     // flags 0.538 against 0.581).
-    ws.d_step = f.dstate <= 4 ? 8 : 16;
-    while (ws.d_step > 1 && ws.d_step > f.dim_per_group()) ws.d_step /= 2;
-    ws.threads = 32 * ws.d_step;
+    const int channels = channels_a_block(f, f.dstate <= 4 ? 8 : 16);
     // B/C rows of the chunk in shared memory: within the device's limit
     // (227 KiB where it is not given).
     const size_t limit = max_shared_bytes != 0 ? max_shared_bytes : size_t{227} * 1024;
     for (int chunk : {256, 128}) {
-      ws.chunk = chunk;
+      const BwdConfig ws = warp_scan(chunk, channels, 1, c.acc, c.exp);
       if (check_config(p, ws, limit).is_ok()) {
         c = ws;
         reason = "warp scan, chunk " + std::to_string(chunk) + ", " + std::to_string(ws.d_step) +
@@ -292,18 +305,11 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   const bool few_states = f.seqlen <= 4096 && f.dstate <= 8;
   if (c.algo == BwdAlgo::kMultiPass &&
       (f.seqlen <= 128 || (channels <= 64 && (one_chunk || few_states)))) {
-    BwdConfig ws;
-    ws.algo = BwdAlgo::kWarpScan;
-    ws.acc = c.acc;
-    ws.exp = c.exp;
-    ws.n_split = 1;
     int warps = 1;
     while (warps < 8 && 128 * warps < f.seqlen) warps *= 2;
     // 256 threads a block: more threads share the dB/dC sums over channels.
-    ws.d_step = 8 / warps;
-    while (ws.d_step > 1 && ws.d_step > f.dim_per_group()) ws.d_step /= 2;
-    ws.threads = 32 * ws.d_step * warps;
-    ws.chunk = 128 * warps;
+    const BwdConfig ws =
+        warp_scan(128 * warps, channels_a_block(f, 8 / warps), warps, c.acc, c.exp);
     const size_t limit = max_shared_bytes != 0 ? max_shared_bytes : size_t{227} * 1024;
     if (check_config(p, ws, limit).is_ok()) {
       c = ws;
@@ -363,30 +369,16 @@ std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes
   // (time-parallel: what fills the GPU when few channels leave the chunked
   // kernels' grids small).
   for (int chunk : {128, 256})
-    for (int warps : {2, 4, 8}) {
-      BwdConfig ws;
-      ws.algo = BwdAlgo::kWarpScan;
-      ws.chunk = chunk;
-      ws.d_step = warps;
-      ws.n_split = 1;
-      ws.threads = 32 * warps;
-      add(ws);
-    }
+    for (int channels : {2, 4, 8}) add(warp_scan(chunk, channels, 1));
   // Warp scan with 2 to 8 warps a channel (chunks of 128 to 1024 timesteps
   // scanned by one block): where there are too few channels for a warp each
   // to fill the GPU.
   if (p.fwd.batch * p.fwd.dim < kFewChannels)
     for (int warps : {2, 4, 8})
       for (int channels : {1, 2, 4})
-        for (int items : {4, 8}) {
-          BwdConfig ws;
-          ws.algo = BwdAlgo::kWarpScan;
-          ws.chunk = 32 * warps * items;
-          ws.d_step = channels;
-          ws.n_split = 1;
-          ws.threads = 32 * channels * warps;
-          if (ws.threads <= 512 && ws.chunk <= 1024) add(ws);
-        }
+        for (int items : {4, 8})
+          if (32 * channels * warps <= 512 && 32 * warps * items <= 1024)
+            add(warp_scan(32 * warps * items, channels, warps));
   // Multipass: the default's block (chunk 16 and 8) over 2 to 256 segments
   // of at least 2 chunks (fewer channels than SMs' worth of blocks leaves
   // most of the GPU idle without them; the best count depends on the shape).
