@@ -101,8 +101,17 @@ __global__ void __launch_bounds__(kBwdCombineThreads)
     return bwd_ckpt_index(b, seg * p.seg_chunks, n, d, p.n_chunks, Tr::kN, dim);
   };
   if (p.ckpt_ready != 0) {
-    for (long long seg = 0; seg < S; ++seg)
-      carries[3 * kind + at(seg)] = seg == 0 ? h : ckpt[ckpt_at(seg)];
+    // kGroup checkpoints read before their copies are written (as the walk
+    // below): one memory latency per group, not per segment.
+    for (long long s0 = 0; s0 < S; s0 += kGroup) {
+      AccT v[kGroup];
+#pragma unroll
+      for (int j = 0; j < kGroup; ++j)
+        if (s0 + j < S) v[j] = s0 + j == 0 ? h : ckpt[ckpt_at(s0 + j)];
+#pragma unroll
+      for (int j = 0; j < kGroup; ++j)
+        if (s0 + j < S) carries[3 * kind + at(s0 + j)] = v[j];
+    }
   }
   for (long long s0 = 0; p.ckpt_ready == 0 && s0 < S; s0 += kGroup) {
     AccT a[kGroup], c[kGroup];
