@@ -15,6 +15,11 @@ namespace {
 // 0.033, warpscan 0.024.
 constexpr int64_t kSplitMinSeqlen = 2048;
 
+// Longest sequence the pipelined kernel takes below 16 warps per SM (its
+// blocks then run the sequence alone; past this the split scan's segments
+// pay for their second pass).
+constexpr int64_t kPipelinedMaxSeqlenFewChains = 4096;
+
 // At most this many channels and steps: each channel gets several warps of
 // the warp scan, so a few long chunks run one after another in blocks alone
 // on their SMs. On the H200 with the flags, fp32: (2, 4, 1024, 16) 0.017 ms
@@ -93,6 +98,37 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
               "warpscan: only " + std::to_string(chains) + " channels; " +
                   std::to_string(wide->threads / 32) + (wide->threads == 32 ? " warp" : " warps") +
                   " each, the sequence in chunks of " + std::to_string(wide->chunk) + " steps"};
+  // Few states and channels enough for 8 warps on every SM: the warp scan;
+  // the split scan's extra pass costs more than its fuller grid gains when
+  // a step's state update is this cheap. H200 with the flags: (8, 1024,
+  // 2048, 4) bf16 warpscan 0.182 ms (4 steps a lane 0.150), split 0.233,
+  // pipelined 0.198 (mamba_ssm 0.128); (4, 1536, 4096, 4) bf16 warpscan
+  // 0.263 (4 steps a lane 0.269), split 0.331, pipelined 0.415.
+  const int64_t sms = sm_count > 0 ? sm_count : 128;
+  if (p.dstate <= 4 && chains >= 8 * sms) {
+    const FwdConfig ws = default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes);
+    if (check_config(p, ws, max_shared_bytes).is_ok())
+      return {ws, "warpscan: " + std::to_string(p.dstate) + " states a channel over " +
+                      std::to_string(chains) + " channels, a warp each"};
+  }
+  // At dstate 9 to 16, from 24 channels per SM (three quarters of a
+  // pipelined block of 32 channels each), on sequences its ring fills of at
+  // most 4096 steps: the pipelined kernel beats the split scan's two passes
+  // and the warp scan's shuffles. H200 with the flags, bf16: (8, 1024, 2048,
+  // 16) pipelined 0.166 ms, split 0.266; (8, 512, 512, 16) 0.038 against
+  // warpscan 0.046 (4 steps a lane) and 0.057; (1, 4096, 4096, 16) fp16
+  // 0.265 against split 0.271. With fewer channels the others win ((4, 512,
+  // 1024, 16): split 0.053, pipelined 0.068; (2, 768, 512, 16): warpscan
+  // 0.029, pipelined 0.037), and so they do on longer sequences ((1, 5120,
+  // 16384, 16): split 1.21, pipelined 1.31). Not measured at other dstates.
+  if (p.dstate > 8 && p.dstate <= 16 && chains >= 24 * sms &&
+      p.seqlen <= kPipelinedMaxSeqlenFewChains) {
+    const FwdConfig pipe = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
+    if (p.seqlen >= 16 * pipe.chunk && check_config(p, pipe, max_shared_bytes).is_ok())
+      return {pipe, "pipelined: batch x dim = " + std::to_string(chains) +
+                        " channels (24 or more per SM) and " + std::to_string(p.seqlen) +
+                        " steps fill its ring"};
+  }
   // Few chains and a long sequence: the pipelined kernel over segments of
   // the sequence, about 1024 blocks (two waves on the H200), at twice the
   // exps.

@@ -58,8 +58,8 @@ TEST_CASE("pipelined defaults stay legal from dstate 1 to 256", "[tuner]") {
 
 TEST_CASE("few channels and long sequences go to the split scan", "[tuner]") {
   for (const FwdProblem& p :
-       {shape(1, 2048, 65536, 16), shape(1, 4096, 4096, 16, DType::kF16), shape(1, 5120, 16384, 16),
-        shape(2, 64, 4096, 16, DType::kF32), shape(1, 1536, 1024, 16)}) {
+       {shape(1, 2048, 65536, 16), shape(1, 5120, 16384, 16), shape(2, 64, 4096, 16, DType::kF32),
+        shape(1, 1536, 1024, 16), shape(4, 512, 1024, 16), shape(1, 2048, 2048, 16)}) {
     const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
     INFO(p.key() << " " << d.config.key() << ": " << d.reason);
     CHECK(d.config.algo == ScanAlgo::kSplit);
@@ -84,6 +84,42 @@ TEST_CASE("few channels and shorter sequences go to the warp scan", "[tuner]") {
     CHECK(d.config.d_step == 8);
     CHECK(check_config(p, d.config, kShared).is_ok());
   }
+}
+
+TEST_CASE("few states over many channels take the warp scan, not the split scan", "[tuner]") {
+  // At dstate <= 4 from 8 channels per SM, at any length.
+  for (const FwdProblem& p : {shape(8, 1024, 2048, 4), shape(4, 1536, 4096, 4),
+                              shape(1, 2048, 65536, 2, DType::kF32), shape(8, 256, 1024, 4)}) {
+    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
+    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK(d.config.algo == ScanAlgo::kWarpScan);
+    CHECK(d.config.items == 8);
+    CHECK(check_config(p, d.config, kShared).is_ok());
+  }
+  // Fewer channels than that still split a long sequence.
+  CHECK(heuristic_default(shape(1, 512, 8192, 4), kSms, kShared).config.algo == ScanAlgo::kSplit);
+}
+
+TEST_CASE("dstate 16 from 24 channels per SM up to 4096 steps takes the pipelined kernel",
+          "[tuner]") {
+  for (const FwdProblem& p : {shape(8, 1024, 2048, 16), shape(8, 512, 512, 16),
+                              shape(1, 4096, 4096, 16, DType::kF16), shape(4, 1024, 1024, 16)}) {
+    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
+    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK(d.config.algo == ScanAlgo::kPipelined);
+    CHECK(d.config.items == 3);
+    CHECK(check_config(p, d.config, kShared).is_ok());
+  }
+  // Past 4096 steps the split scan; fewer channels, or a sequence the ring
+  // does not fill, the rules below; dstate 8 is not in the band.
+  CHECK(heuristic_default(shape(1, 5120, 16384, 16), kSms, kShared).config.algo ==
+        ScanAlgo::kSplit);
+  CHECK(heuristic_default(shape(2, 768, 512, 16), kSms, kShared).config.algo ==
+        ScanAlgo::kWarpScan);
+  CHECK(heuristic_default(shape(8, 1024, 256, 16), kSms, kShared).config.algo ==
+        ScanAlgo::kWarpScan);
+  CHECK(heuristic_default(shape(4, 1024, 2048, 8), kSms, kShared).config.algo !=
+        ScanAlgo::kPipelined);
 }
 
 TEST_CASE("very few channels get several warps each of the warp scan", "[tuner]") {
