@@ -1,6 +1,7 @@
 #include "tuner/fwd/heuristics.h"
 
 #include <catch2/catch.hpp>
+#include <initializer_list>
 
 #include "support/problems.h"
 #include "tuner/fwd/plan.h"
@@ -15,6 +16,18 @@ FwdProblem shape(int64_t b, int64_t d, int64_t l, int64_t n, DType dt = DType::k
 
 constexpr int kSms = 132;
 constexpr size_t kShared = 227 * 1024;
+
+// Each problem's default (132 SMs) is a legal `algo` config of `items` steps
+// a lane.
+void check_defaults(std::initializer_list<FwdProblem> problems, ScanAlgo algo, int items) {
+  for (const FwdProblem& p : problems) {
+    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
+    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK(d.config.algo == algo);
+    CHECK(d.config.items == items);
+    CHECK(check_config(p, d.config, kShared).is_ok());
+  }
+}
 
 TEST_CASE("long sequences over many channels default to the pipelined kernel", "[tuner]") {
   for (const FwdProblem& p : {shape(8, 1536, 2048, 16), shape(4, 5120, 8192, 16),
@@ -88,28 +101,18 @@ TEST_CASE("few channels and shorter sequences go to the warp scan", "[tuner]") {
 
 TEST_CASE("few states over many channels take the warp scan, not the split scan", "[tuner]") {
   // At dstate <= 4 from 8 channels per SM, at any length.
-  for (const FwdProblem& p : {shape(8, 1024, 2048, 4), shape(4, 1536, 4096, 4),
-                              shape(1, 2048, 65536, 2, DType::kF32), shape(8, 256, 1024, 4)}) {
-    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
-    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
-    CHECK(d.config.algo == ScanAlgo::kWarpScan);
-    CHECK(d.config.items == 8);
-    CHECK(check_config(p, d.config, kShared).is_ok());
-  }
+  check_defaults({shape(8, 1024, 2048, 4), shape(4, 1536, 4096, 4),
+                  shape(1, 2048, 65536, 2, DType::kF32), shape(8, 256, 1024, 4)},
+                 ScanAlgo::kWarpScan, 8);
   // Fewer channels than that still split a long sequence.
   CHECK(heuristic_default(shape(1, 512, 8192, 4), kSms, kShared).config.algo == ScanAlgo::kSplit);
 }
 
 TEST_CASE("dstate 16 from 24 channels per SM up to 4096 steps takes the pipelined kernel",
           "[tuner]") {
-  for (const FwdProblem& p : {shape(8, 1024, 2048, 16), shape(8, 512, 512, 16),
-                              shape(1, 4096, 4096, 16, DType::kF16), shape(4, 1024, 1024, 16)}) {
-    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
-    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
-    CHECK(d.config.algo == ScanAlgo::kPipelined);
-    CHECK(d.config.items == 3);
-    CHECK(check_config(p, d.config, kShared).is_ok());
-  }
+  check_defaults({shape(8, 1024, 2048, 16), shape(8, 512, 512, 16),
+                  shape(1, 4096, 4096, 16, DType::kF16), shape(4, 1024, 1024, 16)},
+                 ScanAlgo::kPipelined, 3);
   // Past 4096 steps the split scan; fewer channels, or a sequence the ring
   // does not fill, the rules below; dstate 8 is not in the band.
   CHECK(heuristic_default(shape(1, 5120, 16384, 16), kSms, kShared).config.algo ==
