@@ -109,5 +109,17 @@ TEST_CASE("the forward warpscan matches fp64 with several warps a channel (emula
   check_warpscan<WarpScanTraits<__nv_bfloat16, 3, 2, 4, 4, false, false>>(q, 44);
 }
 
+TEST_CASE("the forward warpscan matches fp64 with 16 warps a channel (emulated)",
+          "[fwd][emulated]") {
+  // 512 threads, the most a block of one channel takes (legal keys, not in
+  // the space): 4 items a lane, chunks of 2048 with the second partial, bf16.
+  check_warpscan<WarpScanTraits<__nv_bfloat16, 8, 1, 16, 4, true, true>>(
+      with_flags(testing::shape(1, 2, 2500, 8, DType::kBF16, 1)), 45);
+  // 2 items a lane (chunks of 1024), fp32, odd dstate, a sequence ending
+  // inside the last warps.
+  check_warpscan<WarpScanTraits<float, 5, 1, 16, 2, true, true>>(
+      with_flags(testing::shape(2, 1, 1100, 5, DType::kF32, 1)), 46);
+}
+
 }  // namespace
 }  // namespace ssmtune
