@@ -265,6 +265,9 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   // fp32 0.326 / 0.294, (16,256,1024,16) 0.306 / 0.302); nor with too few
   // channels, a warp each, to fill the GPU ((2,128,2048,16) fp32 0.227 /
   // 0.054).
+  // The warp scan's B/C rows must fit the device's shared memory (227 KiB
+  // where it is not given).
+  const size_t limit = max_shared_bytes != 0 ? max_shared_bytes : size_t{227} * 1024;
   const bool four_by_four = c.n_split == 4 && (f.dstate + 3) / 4 == 4;
   const int64_t channels_needed = 8 * int64_t{sm_count > 0 ? sm_count : 128};
   if (c.algo == BwdAlgo::kMultiPass && !four_by_four && f.batch * f.dim >= channels_needed) {
@@ -273,9 +276,7 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
     // fp32 0.496 at 16 against 0.849 at 8, (8,512,1024,32) bf16 with the
     // flags 0.538 against 0.581).
     const int channels = channels_a_block(f, f.dstate <= 4 ? 8 : 16);
-    // B/C rows of the chunk in shared memory: within the device's limit
-    // (227 KiB where it is not given).
-    const size_t limit = max_shared_bytes != 0 ? max_shared_bytes : size_t{227} * 1024;
+    // B/C rows of the chunk in shared memory: within the device's limit.
     for (int chunk : {256, 128}) {
       const BwdConfig ws = warp_scan(chunk, channels, 1, c.acc, c.exp);
       if (check_config(p, ws, limit).is_ok()) {
@@ -310,7 +311,6 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
     // 256 threads a block: more threads share the dB/dC sums over channels.
     const BwdConfig ws =
         warp_scan(128 * warps, channels_a_block(f, 8 / warps), warps, c.acc, c.exp);
-    const size_t limit = max_shared_bytes != 0 ? max_shared_bytes : size_t{227} * 1024;
     if (check_config(p, ws, limit).is_ok()) {
       c = ws;
       const int64_t chunks = (f.seqlen + ws.chunk - 1) / ws.chunk;

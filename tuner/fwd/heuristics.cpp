@@ -62,6 +62,10 @@ FwdConfig default_config(const FwdProblem& p, ScanAlgo algo, AccType acc, size_t
 FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max_shared_bytes) {
   const int64_t chains = p.batch * p.dim;
   FwdConfig c = default_config(p, ScanAlgo::kSequential, AccType::kF32, max_shared_bytes);
+  // The pipelined kernel wants a sequence long enough for its ring to fill
+  // (16 chunks or more).
+  const FwdConfig pipe = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
+  const bool ring_fills = p.seqlen >= 16 * pipe.chunk;
   // With at least 16 warps per SM of (channel, split) threads, the
   // sequential scan has no combine overhead and enough parallelism
   // ((8, 1536, 2048, 16): 23 warps per SM on the H200; (1, 2048, 65536, 16)
@@ -74,8 +78,7 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
     // (4, 5120, 8192) bf16 (0.200 to 0.198 at the fp32 mid shape); later
     // changes (bench/NOTES.md, versions 4c and 5) took it to 0.172 and
     // 1.12 ms. At seqlen 64 the sequential kernel was faster.
-    const FwdConfig pipe = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
-    if (p.seqlen >= 16 * pipe.chunk)
+    if (ring_fills)
       return {pipe, "pipelined: batch x dim = " + std::to_string(chains) +
                         " channels fill the GPU and " + std::to_string(p.seqlen) +
                         " steps fill the ring of " + std::to_string(pipe.items) + " stages"};
@@ -117,18 +120,17 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
   // and the warp scan's shuffles. H200 with the flags, bf16: (8, 1024, 2048,
   // 16) pipelined 0.166 ms, split 0.266; (8, 512, 512, 16) 0.038 against
   // warpscan 0.046 (4 steps a lane) and 0.057; (1, 4096, 4096, 16) fp16
-  // 0.265 against split 0.271. With fewer channels the others win ((4, 512,
-  // 1024, 16): split 0.053, pipelined 0.068; (2, 768, 512, 16): warpscan
-  // 0.029, pipelined 0.037), and so they do on longer sequences ((1, 5120,
-  // 16384, 16): split 1.21, pipelined 1.31). Not measured at other dstates.
+  // 0.265 against split 0.271 (bench/NOTES.md, version 7). With fewer
+  // channels the others win ((4, 512, 1024, 16): split 0.053, pipelined
+  // 0.068; (2, 768, 512, 16): warpscan 0.029, pipelined 0.037), and so they
+  // do on longer sequences ((1, 5120, 16384, 16): split 1.21, pipelined
+  // 1.31, version 7). Not measured at other dstates.
   if (p.dstate > 8 && p.dstate <= 16 && chains >= 24 * sms &&
-      p.seqlen <= kPipelinedMaxSeqlenFewChains) {
-    const FwdConfig pipe = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
-    if (p.seqlen >= 16 * pipe.chunk && check_config(p, pipe, max_shared_bytes).is_ok())
-      return {pipe, "pipelined: batch x dim = " + std::to_string(chains) +
-                        " channels (24 or more per SM) and " + std::to_string(p.seqlen) +
-                        " steps fill its ring"};
-  }
+      p.seqlen <= kPipelinedMaxSeqlenFewChains && ring_fills &&
+      check_config(p, pipe, max_shared_bytes).is_ok())
+    return {pipe, "pipelined: batch x dim = " + std::to_string(chains) +
+                      " channels (24 or more per SM) and " + std::to_string(p.seqlen) +
+                      " steps fill its ring"};
   // Few chains and a long sequence: the pipelined kernel over segments of
   // the sequence, about 1024 blocks (two waves on the H200), at twice the
   // exps.

@@ -107,10 +107,6 @@ TEST_CASE("the forward warpscan matches fp64 with several warps a channel (emula
   FwdProblem q = testing::shape(1, 3, 90, 3, DType::kBF16, 1);
   q.variable_c = false;
   check_warpscan<WarpScanTraits<__nv_bfloat16, 3, 2, 4, 4, false, false>>(q, 44);
-}
-
-TEST_CASE("the forward warpscan matches fp64 with 16 warps a channel (emulated)",
-          "[fwd][emulated]") {
   // 512 threads, the most a block of one channel takes (legal keys, not in
   // the space): 4 items a lane, chunks of 2048 with the second partial, bf16.
   check_warpscan<WarpScanTraits<__nv_bfloat16, 8, 1, 16, 4, true, true>>(
