@@ -161,8 +161,8 @@ __device__ __forceinline__ void run_chunk(const ChannelStates<Tr>& cs,
 // Common checks of the staged-chunk kernels' thread layout.
 template <typename Tr>
 struct ChunkLayoutChecks {
-  static_assert(Tr::kThreads == Tr::kDStep * Tr::kNSplit,
-                "chunk kernels: threads must equal d_step * n_split");
+  static_assert(Tr::kThreads * Tr::kChan == Tr::kDStep * Tr::kNSplit,
+                "chunk kernels: threads must equal d_step * n_split / channels a thread");
   static_assert(Tr::kNSplit >= 1 && Tr::kNSplit <= 32 && (Tr::kNSplit & (Tr::kNSplit - 1)) == 0,
                 "n_split must be a power of two <= 32 (a channel's threads share a warp)");
   static_assert(Tr::kNSplit <= Tr::kN, "n_split must not exceed dstate");

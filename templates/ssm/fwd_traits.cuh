@@ -30,6 +30,7 @@ struct FwdTraits {
   static constexpr int kItems = kItems_;    // timesteps per thread (scan algorithms);
                                             // sequential: chunks in flight (1 or 2)
   static constexpr int kNSplit = kNSplit_;  // threads sharing one channel's states
+  static constexpr int kChan = 1;           // channels a thread (the chunked backward's field)
   static constexpr ExpKind kExp = kExp_;
   static constexpr int kPolyShare = kPolyShare_;
   static constexpr bool kVarB = kVarB_, kVarC = kVarC_, kHasD = kHasD_, kHasZ = kHasZ_;

@@ -80,6 +80,7 @@ std::string BwdConfig::key() const {
      << (acc == BwdAcc::kF64 ? "fp64" : "fp32") << ".t" << threads << ".s" << n_split << "."
      << (exp == BwdExp::kFast ? "fast" : "accurate");
   if (algo == BwdAlgo::kMultiPass) os << ".S" << segments;
+  if (chan != 1) os << ".c" << chan;
   if (blocks != 0) os << ".b" << blocks;
   return os.str();
 }
@@ -100,12 +101,13 @@ Result<BwdConfig> BwdConfig::from_key(const std::string& key) {
     return bad("unknown algorithm '" + f[0] + "' (expected seq, mp or ws)");
   }
   const size_t fields = c.algo == BwdAlgo::kMultiPass ? 8 : 7;
-  const bool has_blocks = f.size() == fields + 1;
-  if (f.size() != fields && !has_blocks)
-    return bad("expected " + std::to_string(fields) + " dot-separated fields (" +
-               std::to_string(fields + 1) + " with .b<blocks>)");
-  if (has_blocks && !parse_field(f[fields], "b", c.blocks))
-    return bad("field " + std::to_string(fields + 1) + " must be b<blocks>");
+  // Optional fields after the fixed ones, in this order: .c<chan>, .b<blocks>.
+  size_t next = fields;
+  if (f.size() > next && parse_field(f[next], "c", c.chan)) ++next;
+  if (f.size() > next && parse_field(f[next], "b", c.blocks)) ++next;
+  if (f.size() < fields || next != f.size())
+    return bad("expected " + std::to_string(fields) +
+               " dot-separated fields, then optionally .c<chan> and .b<blocks>");
   if (!parse_field(f[1], "K", c.chunk)) return bad("field 2 must be K<chunk>");
   if (!parse_field(f[2], "D", c.d_step)) return bad("field 3 must be D<d_step>");
   if (f[3] == "fp32") {
@@ -150,7 +152,7 @@ size_t shared_bytes(const BwdProblem& p, const BwdConfig& c) {
                                    .floats);
   return sizeof(float) *
          static_cast<size_t>(ssmtune_kernels::bwd_smem_layout(n, c.chunk, c.d_step, c.n_split,
-                                                              var_b, var_c, acc_bytes)
+                                                              var_b, var_c, acc_bytes, c.chan)
                                  .floats);
 }
 
@@ -163,6 +165,8 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
   if (c.d_step < 1 || c.d_step > 64) return bad("d_step must be in [1, 64]");
   if (!is_pow2(c.n_split) || c.n_split > 32) return bad("n_split must be a power of 2 <= 32");
   if (c.n_split > p.fwd.dstate) return bad("n_split exceeds dstate");
+  if (c.chan != 1 && (c.algo != BwdAlgo::kSequential || (c.chan != 2 && c.chan != 4)))
+    return bad("chan (channels a thread) must be 1, or 2 or 4 with the sequential algorithm");
   if (c.algo == BwdAlgo::kWarpScan) {
     if (c.n_split != 1) return bad("warp scan: n_split must be 1 (warps per channel)");
     if (c.d_step > 32) return bad("warp scan: d_step must be at most 32");
@@ -171,8 +175,10 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
     const int lanes = 32 * scan_warps(c);
     if (c.chunk % lanes != 0 || c.chunk / lanes % 4 != 0 || c.chunk / lanes > 16)
       return bad("warp scan: chunk must be 32 x warps a channel x 4, 8, 12 or 16 steps a lane");
-  } else if (c.threads != c.d_step * c.n_split) {
-    return bad("threads must equal d_step * n_split");
+  } else if (c.d_step % c.chan != 0 || c.n_split < c.chan) {
+    return bad("chan must divide d_step and be at most n_split");
+  } else if (c.threads * c.chan != c.d_step * c.n_split) {
+    return bad("threads must equal d_step * n_split / chan");
   }
   if (c.threads % 32 != 0 || c.threads > 1024)
     return bad("threads must be a multiple of 32, at most 1024");
@@ -198,9 +204,9 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
 
 int rule_blocks(const BwdProblem& p, const BwdConfig& c) {
   if (c.acc == BwdAcc::kF64) return 1;
-  const int64_t per = (p.fwd.dstate + c.n_split - 1) / c.n_split;
+  const int64_t chains = (p.fwd.dstate + c.n_split - 1) / c.n_split * c.chan;
   const bool scan = c.algo == BwdAlgo::kWarpScan;
-  const int resident = scan || (per <= 4 && c.threads >= 128) ? 512 : 256;
+  const int resident = scan || (chains <= 4 && c.threads >= 128) ? 512 : 256;
   return std::max(1, resident / c.threads);
 }
 
@@ -364,6 +370,19 @@ std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes
     BwdConfig three = def;
     three.blocks = 3;
     add(three);
+  }
+  // The default's sequential block with 2 channels a thread: the same
+  // channels on half the threads, and twice the channels on as many (each
+  // lane's dB/dC values cover two channels before the lane reductions).
+  if (def.algo == BwdAlgo::kSequential && def.chan == 1) {
+    BwdConfig two = def;
+    two.chan = 2;
+    two.blocks = 0;
+    two.threads = def.threads / 2;
+    add(two);
+    two.d_step = def.d_step * 2;
+    two.threads = def.threads;
+    add(two);
   }
   // Warp scan: chunks of 128 and 256 timesteps, 2 to 8 channels a block
   // (time-parallel: what fills the GPU when few channels leave the chunked

@@ -39,10 +39,16 @@ struct BwdConfig {
   // bounds); 0: the templates' rule (512 threads' worth up to 4 states a
   // thread at 128 threads or more, else 256). Fewer blocks, more registers.
   int blocks = 0;
+  // Channels a thread (sequential: 1, 2 or 4; threads = d_step * n_split /
+  // chan): a thread's dB/dC values over its channels are summed in registers
+  // before the lane reductions, and a state's B/C rows serve every channel
+  // of the thread.
+  int chan = 1;
 
-  // "seq.K32.D8.fp32.t32.s4.fast" (multipass appends ".S<segments>"; a
-  // block count, ".b<blocks>"; warp scan: "ws.K256.D4.fp32.t128.s1.fast",
-  // with 8 warps a channel "ws.K1024.D1.fp32.t256.s1.fast").
+  // "seq.K32.D8.fp32.t32.s4.fast" (multipass appends ".S<segments>"; more
+  // channels a thread, ".c<chan>"; a block count, ".b<blocks>", last; warp
+  // scan: "ws.K256.D4.fp32.t128.s1.fast", with 8 warps a channel
+  // "ws.K1024.D1.fp32.t256.s1.fast").
   std::string key() const;
   static Result<BwdConfig> from_key(const std::string& key);
 };

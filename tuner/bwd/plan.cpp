@@ -35,6 +35,8 @@ std::string traits_expression(const BwdProblem& bp, const BwdConfig& c) {
      << b(p.has_initial_state) << ", " << b(bp.has_dlast);
   if (c.algo == BwdAlgo::kWarpScan) {
     os << ", " << c.blocks << ", " << scan_items(c);
+  } else if (c.chan != 1) {
+    os << ", " << c.blocks << ", 0, " << c.chan;
   } else if (c.blocks != 0) {
     os << ", " << c.blocks;
   }

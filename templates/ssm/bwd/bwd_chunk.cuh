@@ -108,50 +108,68 @@ __device__ __forceinline__ void bwd_stage_dy(const SsmBwdParams& p, const Tile& 
   }
 }
 
-// The recurrence over one staged chunk from h (carried in and out). With a
-// history, a_t h_{t-1} of every step is kept: hist[(t * kPer + k) * kThreads
-// + tid] (each thread its own column: no bank conflicts). kAggregate: aprod
-// accumulates prod a (the chunk's affine map is h -> aprod h + h_from_0).
-// Whole groups of 4 run (the staged padding is the identity step).
+// The chains a thread of the chunked backward carries: kChan channels (c +
+// i * kStride) x kPer states (s + k * kNSplit), chain q = i * kPer + k.
+template <typename Tr>
+struct ChunkChains {
+  static constexpr int kPer = ChannelStates<Tr>::kPerThread;
+  static constexpr int kChan = Tr::kChan;
+  static constexpr int kCount = kPer * kChan;
+  static constexpr int kStride = Tr::kDStep / Tr::kChan;
+  __device__ __forceinline__ static int channel(int c, int i) { return c + i * kStride; }
+};
+
+// The recurrence over one staged chunk from h (carried in and out; cs: one
+// ChannelStates per channel of the thread). With a history, a_t h_{t-1} of
+// every step is kept: hist[(t * kCount + q) * kThreads + tid] (each thread
+// its own column: no bank conflicts). kAggregate: aprod accumulates prod a
+// (the chunk's affine map is h -> aprod h + h_from_0). Whole groups of 4
+// run (the staged padding is the identity step).
 template <typename Tr, bool kAggregate = false>
-__device__ __forceinline__ void bwd_forward_chunk(
-    const ChannelStates<Tr>& cs, typename Tr::AccT (&h)[ChannelStates<Tr>::kPerThread], int c,
-    int s, int len, const float* smem, const ChunkSmemLayout& l, typename Tr::AccT* hist,
-    typename Tr::AccT* aprod = nullptr) {
+__device__ __forceinline__ void bwd_forward_chunk(const ChannelStates<Tr>* cs,
+                                                  typename Tr::AccT (&h)[ChunkChains<Tr>::kCount],
+                                                  int c, int s, int len, const float* smem,
+                                                  const ChunkSmemLayout& l, typename Tr::AccT* hist,
+                                                  typename Tr::AccT* aprod = nullptr) {
   using AccT = typename Tr::AccT;
-  constexpr int kPer = ChannelStates<Tr>::kPerThread;
+  using Ch = ChunkChains<Tr>;
+  constexpr int kPer = Ch::kPer, kChan = Ch::kChan, kCount = Ch::kCount;
   constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
-  const float* dt_row = smem + l.dt + c * l.row;
-  const float* u_row = smem + l.u + c * l.row;
   // This thread's history column: the group's slots sit at constant offsets
   // from one pointer (no per-store index arithmetic).
   AccT* hist_col = hist != nullptr ? hist + threadIdx.x : nullptr;
   for (int t = 0; t < len; t += 4) {
-    float dt[4], du[4];
-    lds4(dt_row + t, dt);
-    lds4(u_row + t, du);
+    float dt[kChan][4], du[kChan][4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) du[j] *= dt[j];
-    AccT* hist_group = hist_col != nullptr ? hist_col + t * kPer * Tr::kThreads : nullptr;
+    for (int i = 0; i < kChan; ++i) {
+      lds4(smem + l.dt + Ch::channel(c, i) * l.row + t, dt[i]);
+      lds4(smem + l.u + Ch::channel(c, i) * l.row + t, du[i]);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) du[i][j] *= dt[i][j];
+    }
+    AccT* hist_group = hist_col != nullptr ? hist_col + t * kCount * Tr::kThreads : nullptr;
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
       const int n = ChannelStates<Tr>::state(s, k);
       if (kAllStatesUsed || n < Tr::kN) {
         float bv[4];
-        if constexpr (Tr::kVarB) {
-          lds4(smem + l.b + n * l.bc_row + t, bv);
-        } else {
+        if constexpr (Tr::kVarB) lds4(smem + l.b + n * l.bc_row + t, bv);  // one row, kChan uses
 #pragma unroll
-          for (int j = 0; j < 4; ++j) bv[j] = cs.bconst[k];
-        }
+        for (int i = 0; i < kChan; ++i) {
+          const int q = i * kPer + k;
+          if constexpr (!Tr::kVarB) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          const AccT a =
-              exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false);
-          const AccT ah = a * h[k];
-          if (hist_group != nullptr) hist_group[(j * kPer + k) * Tr::kThreads] = ah;
-          h[k] = ah + static_cast<AccT>(du[j]) * static_cast<AccT>(bv[j]);
-          if constexpr (kAggregate) aprod[k] *= a;
+            for (int j = 0; j < 4; ++j) bv[j] = cs[i].bconst[k];
+          }
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const AccT a =
+                exp_slot<Tr>(static_cast<AccT>(dt[i][j]) * static_cast<AccT>(cs[i].a2[k]), false);
+            const AccT ah = a * h[q];
+            if (hist_group != nullptr) hist_group[(j * kCount + q) * Tr::kThreads] = ah;
+            h[q] = ah + static_cast<AccT>(du[i][j]) * static_cast<AccT>(bv[j]);
+            if constexpr (kAggregate) aprod[q] *= a;
+          }
         }
       }
     }
@@ -249,34 +267,37 @@ __device__ __forceinline__ void bwd_reverse_carry(
   }
 }
 
-// Per-thread accumulators of the reverse walk, carried across chunks.
+// Per-thread accumulators of the reverse walk, carried across chunks (one
+// per chain q of ChunkChains).
 template <typename Tr>
 struct BwdAcc {
-  static constexpr int kPer = ChannelStates<Tr>::kPerThread;
+  static constexpr int kCount = ChunkChains<Tr>::kCount;
   using AccT = typename Tr::AccT;
-  AccT r[kPer];                   // a_{t+1} g_{t+1}: the adjoint flowing back into step t
-  AccT dA[kPer];                  // sum_t g dt a h_{t-1}
-  AccT dB[Tr::kVarB ? 1 : kPer];  // constant B: sum_t g dt u
-  AccT dC[Tr::kVarC ? 1 : kPer];  // constant C: sum_t dy h
-  float a_true[kPer];             // A (unscaled)
+  AccT r[kCount];                   // a_{t+1} g_{t+1}: the adjoint flowing back into step t
+  AccT dA[kCount];                  // sum_t g dt a h_{t-1}
+  AccT dB[Tr::kVarB ? 1 : kCount];  // constant B: sum_t g dt u
+  AccT dC[Tr::kVarC ? 1 : kCount];  // constant C: sum_t dy h
+  float a_true[kCount];             // A (unscaled)
 };
 
 // The reverse walk over one staged chunk (its history recomputed), from its
 // last group of 4 to its first. Per group: the per-step sums over this
-// thread's states (sb, sa) are summed over the channel's split lanes and
-// left in the sb/sa rows; variable dB/dC contributions are summed over the
-// warp's channels (lane reduce-scatter), then over the block's warps in
-// warp order (shared memory), and written as this tile's partial (b, tile,
-// n, t0 + t).
+// thread's states (sb, sa, one set per channel) are summed over the
+// channel's split lanes and left in the sb/sa rows; variable dB/dC
+// contributions are summed over the thread's channels (in registers, channel
+// order), over the warp's channels (lane reduce-scatter), then over the
+// block's warps in warp order (shared memory), and written as this tile's
+// partial (b, tile, n, t0 + t).
 template <typename Tr>
 __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const Tile& tile,
-                                                  const ChannelStates<Tr>& cs, BwdAcc<Tr>& acc,
+                                                  const ChannelStates<Tr>* cs, BwdAcc<Tr>& acc,
                                                   int c, int s, int t0, int len, float* smem,
                                                   const BwdSmemLayout& L,
                                                   const typename Tr::AccT* hist) {
   using AccT = typename Tr::AccT;
   using Reduce = SplitReduce4<Tr>;
-  constexpr int kPer = ChannelStates<Tr>::kPerThread;
+  using Ch = ChunkChains<Tr>;
+  constexpr int kPer = Ch::kPer, kChan = Ch::kChan, kCount = Ch::kCount;
   constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
   constexpr bool kRed = Tr::kVarB || Tr::kVarC;
   constexpr int kOffC = Tr::kVarB ? 4 * Tr::kN : 0;
@@ -289,80 +310,94 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
   const int lane_c = threadIdx.x % kLanes;
   const int warp = threadIdx.x / 32;
   const ChunkSmemLayout& l = L.chunk;
-  const float* dt_row = smem + l.dt + c * l.row;
-  const float* u_row = smem + l.u + c * l.row;
-  const float* dy_row = smem + L.dy + c * l.row;
-  float* sb_row = smem + L.sb + c * l.row + Reduce::first(s);
-  float* sa_row = smem + L.sa + c * l.row + Reduce::first(s);
   const bool owner = Reduce::owner(s);
   const long long part_base =
       (static_cast<long long>(tile.b) * gridDim.x + blockIdx.x) * Tr::kN * p.f.seqlen + t0;
   const AccT* hist_col = hist + threadIdx.x;  // as bwd_forward_chunk wrote it
   for (int t = ((len + 3) / 4 - 1) * 4; t >= 0; t -= 4) {
-    const AccT* hist_group = hist_col + t * kPer * Tr::kThreads;
+    const AccT* hist_group = hist_col + t * kCount * Tr::kThreads;
     float vals[kVals];
 #pragma unroll
-    for (int i = 0; i < kVals; ++i) vals[i] = 0.0f;
-    float dt[4], u[4], dy[4], du[4];
-    lds4(dt_row + t, dt);
-    lds4(u_row + t, u);
-    lds4(dy_row + t, dy);
+    for (int v = 0; v < kVals; ++v) vals[v] = 0.0f;
+    float dt[kChan][4], dy[kChan][4], du[kChan][4];
+    AccT sb[kChan][4], sa[kChan][4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) du[j] = dt[j] * u[j];
-    AccT sb[4] = {0, 0, 0, 0}, sa[4] = {0, 0, 0, 0};
+    for (int i = 0; i < kChan; ++i) {
+      const int ci = Ch::channel(c, i);
+      float u[4];
+      lds4(smem + l.dt + ci * l.row + t, dt[i]);
+      lds4(smem + l.u + ci * l.row + t, u);
+      lds4(smem + L.dy + ci * l.row + t, dy[i]);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        du[i][j] = dt[i][j] * u[j];
+        sb[i][j] = 0;
+        sa[i][j] = 0;
+      }
+    }
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
       const int n = ChannelStates<Tr>::state(s, k);
       if (kAllStatesUsed || n < Tr::kN) {
-        float bv[4], cv[4];
-        if constexpr (Tr::kVarB) {
-          lds4(smem + l.b + n * l.bc_row + t, bv);
-        } else {
+        float bv[4], cv[4];  // variable B/C: one row, kChan uses
+        if constexpr (Tr::kVarB) lds4(smem + l.b + n * l.bc_row + t, bv);
+        if constexpr (Tr::kVarC) lds4(smem + l.c + n * l.bc_row + t, cv);
 #pragma unroll
-          for (int j = 0; j < 4; ++j) bv[j] = cs.bconst[k];
-        }
-        if constexpr (Tr::kVarC) {
-          lds4(smem + l.c + n * l.bc_row + t, cv);
-        } else {
+        for (int i = 0; i < kChan; ++i) {
+          const int q = i * kPer + k;
+          if constexpr (!Tr::kVarB) {
 #pragma unroll
-          for (int j = 0; j < 4; ++j) cv[j] = cs.cconst[k];
-        }
-        const AccT a_k = acc.a_true[k];
-#pragma unroll
-        for (int j = 3; j >= 0; --j) {
-          const AccT g = acc.r[k] + static_cast<AccT>(cv[j]) * static_cast<AccT>(dy[j]);
-          const AccT ah = hist_group[(j * kPer + k) * Tr::kThreads];
-          // q = g a h_{t-1}: dA gathers it times dt, ddelta's state sum times A.
-          const AccT q = g * ah;
-          sb[j] += g * static_cast<AccT>(bv[j]);
-          sa[j] += a_k * q;
-          acc.dA[k] += q * static_cast<AccT>(dt[j]);
-          const AccT dbv = g * static_cast<AccT>(du[j]);
-          const AccT ht = ah + static_cast<AccT>(du[j]) * static_cast<AccT>(bv[j]);
-          const AccT dcv = static_cast<AccT>(dy[j]) * ht;
-          if constexpr (Tr::kVarB) {
-            vals[k * 4 + j] = static_cast<float>(dbv);
-          } else {
-            acc.dB[k] += dbv;
+            for (int j = 0; j < 4; ++j) bv[j] = cs[i].bconst[k];
           }
-          if constexpr (Tr::kVarC) {
-            vals[kSlotC + k * 4 + j] = static_cast<float>(dcv);
-          } else {
-            acc.dC[k] += dcv;
+          if constexpr (!Tr::kVarC) {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) cv[j] = cs[i].cconst[k];
           }
-          const AccT a =
-              exp_slot<Tr>(static_cast<AccT>(dt[j]) * static_cast<AccT>(cs.a2[k]), false);
-          acc.r[k] = a * g;
+          const AccT a_k = acc.a_true[q];
+#pragma unroll
+          for (int j = 3; j >= 0; --j) {
+            const AccT g = acc.r[q] + static_cast<AccT>(cv[j]) * static_cast<AccT>(dy[i][j]);
+            const AccT ah = hist_group[(j * kCount + q) * Tr::kThreads];
+            // q = g a h_{t-1}: dA gathers it times dt, ddelta's state sum times A.
+            const AccT gah = g * ah;
+            sb[i][j] += g * static_cast<AccT>(bv[j]);
+            sa[i][j] += a_k * gah;
+            acc.dA[q] += gah * static_cast<AccT>(dt[i][j]);
+            const AccT dbv = g * static_cast<AccT>(du[i][j]);
+            const AccT ht = ah + static_cast<AccT>(du[i][j]) * static_cast<AccT>(bv[j]);
+            const AccT dcv = static_cast<AccT>(dy[i][j]) * ht;
+            // The thread's channels in order (the first one assigns).
+            if constexpr (Tr::kVarB) {
+              vals[k * 4 + j] =
+                  i == 0 ? static_cast<float>(dbv) : vals[k * 4 + j] + static_cast<float>(dbv);
+            } else {
+              acc.dB[q] += dbv;
+            }
+            if constexpr (Tr::kVarC) {
+              vals[kSlotC + k * 4 + j] = i == 0
+                                             ? static_cast<float>(dcv)
+                                             : vals[kSlotC + k * 4 + j] + static_cast<float>(dcv);
+            } else {
+              acc.dC[q] += dcv;
+            }
+            const AccT a =
+                exp_slot<Tr>(static_cast<AccT>(dt[i][j]) * static_cast<AccT>(cs[i].a2[k]), false);
+            acc.r[q] = a * g;
+          }
         }
       }
     }
-    Reduce::run(sb, s, ChunkLanes<Tr>::kLaneStride);
-    Reduce::run(sa, s, ChunkLanes<Tr>::kLaneStride);
-    if (owner) {
 #pragma unroll
-      for (int j = 0; j < Reduce::kKeep; ++j) {
-        sb_row[t + j] = static_cast<float>(sb[j]);
-        sa_row[t + j] = static_cast<float>(sa[j]);
+    for (int i = 0; i < kChan; ++i) {
+      Reduce::run(sb[i], s, ChunkLanes<Tr>::kLaneStride);
+      Reduce::run(sa[i], s, ChunkLanes<Tr>::kLaneStride);
+      if (owner) {
+        const int row = Ch::channel(c, i) * l.row + Reduce::first(s) + t;
+#pragma unroll
+        for (int j = 0; j < Reduce::kKeep; ++j) {
+          smem[L.sb + row + j] = static_cast<float>(sb[i][j]);
+          smem[L.sa + row + j] = static_cast<float>(sa[i][j]);
+        }
       }
     }
     if constexpr (kRed) {
@@ -373,7 +408,7 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
       if (Scatter::owner(lane_c)) {
         float* slot = buf + (warp * Tr::kNSplit + s) * kVals + Scatter::first(lane_c);
 #pragma unroll
-        for (int i = 0; i < Scatter::kKeep; ++i) slot[i] = vals[i];
+        for (int v = 0; v < Scatter::kKeep; ++v) slot[v] = vals[v];
       }
       __syncthreads();
       for (int o = threadIdx.x; o < kOuts; o += Tr::kThreads) {

@@ -21,6 +21,7 @@ template <typename Tr>
 __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     ssm_bwd_multipass_local(const SsmBwdParams p) {
   static_assert(ChunkLayoutChecks<Tr>::kOk, "");
+  static_assert(Tr::kChan == 1, "multipass: one channel a thread");
   using AccT = typename Tr::AccT;
   using CS = ChannelStates<Tr>;
   constexpr int kPer = CS::kPerThread;
@@ -50,7 +51,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     ChunkStage<BwdNoC<Tr>>::stream(f, tile, j * Tr::kChunk, len, smem, L.chunk_nc, threadIdx.x,
                                    blockDim.x);
     __syncthreads();
-    bwd_forward_chunk<Tr>(cs, h, c, s, len, smem, L.chunk_nc, nullptr);
+    bwd_forward_chunk<Tr>(&cs, h, c, s, len, smem, L.chunk_nc, nullptr);
   }
   for (int j = j_end - 1; j >= j_begin; --j) {
     const int t0 = j * Tr::kChunk;

@@ -103,7 +103,8 @@ struct BwdSmemLayout {
 };
 
 SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_step, int n_split,
-                                                   bool var_b, bool var_c, int acc_bytes) {
+                                                   bool var_b, bool var_c, int acc_bytes,
+                                                   int chan = 1) {
   BwdSmemLayout l{};
   l.chunk = chunk_smem_layout(dstate, chunk, d_step, var_b, var_c);
   l.chunk_nc = chunk_smem_layout(dstate, chunk, d_step, var_b, false);
@@ -112,7 +113,7 @@ SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_
   l.sb = l.dy + rows;
   l.sa = l.sb + rows;
   l.red = l.sa + rows;
-  const int warps = (d_step * n_split + 31) / 32;
+  const int warps = (d_step * n_split / chan + 31) / 32;
   l.red_buf = warps * n_split * bwd_red_values(dstate, n_split, var_b, var_c);
   l.chan = l.red + 2 * l.red_buf;
   const int per = (dstate + n_split - 1) / n_split;

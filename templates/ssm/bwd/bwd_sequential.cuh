@@ -27,10 +27,12 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
   static_assert(ChunkLayoutChecks<Tr>::kOk, "");
   using AccT = typename Tr::AccT;
   using CS = ChannelStates<Tr>;
-  constexpr int kPer = CS::kPerThread;
+  using Ch = ChunkChains<Tr>;
+  constexpr int kPer = Ch::kPer, kChan = Ch::kChan, kCount = Ch::kCount;
   constexpr int kGroups = Tr::kChunk / 4;
-  constexpr BwdSmemLayout L = bwd_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kNSplit,
-                                              Tr::kVarB, Tr::kVarC, static_cast<int>(sizeof(AccT)));
+  constexpr BwdSmemLayout L =
+      bwd_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kNSplit, Tr::kVarB, Tr::kVarC,
+                      static_cast<int>(sizeof(AccT)), Tr::kChan);
   extern __shared__ float4 smem_raw[];
   float* smem = reinterpret_cast<float*>(smem_raw);
   AccT* hist = reinterpret_cast<AccT*>(smem + L.hist);
@@ -38,8 +40,18 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
 
   const Tile tile = make_tile<Tr>(f, blockIdx.x, blockIdx.y);
   const int c = ChunkLanes<Tr>::channel(), s = ChunkLanes<Tr>::split();
-  const bool active = c < tile.nd;
-  const long long d = tile.d0 + (active ? c : 0);
+  // Channel i of this thread: whether it is real, and its index (channels
+  // past the tile read channel d0 and write nothing).
+  bool active[kChan];
+  long long chan_d[kChan];
+#pragma unroll
+  for (int i = 0; i < kChan; ++i) {
+    active[i] = Ch::channel(c, i) < tile.nd;
+    chan_d[i] = tile.d0 + (active[i] ? Ch::channel(c, i) : 0);
+  }
+  // Chain q's state, and whether it is a real one.
+  auto state_of = [&](int q) { return CS::state(s, q % kPer); };
+  auto real = [&](int q) { return active[q / kPer] && state_of(q) < Tr::kN; };
   const long long b = tile.b;
   const long long dim = f.dim;
   const int n_chunks = p.n_chunks;
@@ -51,42 +63,48 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
   // adjoint carry into its end.
   const AccT* carries = static_cast<const AccT*>(p.carries);
   const long long carry_kind = static_cast<long long>(f.batch) * p.segments * Tr::kN * dim;
-  auto carry_index = [&](int kind, int n) {
-    return kind * carry_kind + (row * Tr::kN + n) * dim + d;
+  auto carry_index = [&](int kind, int q) {
+    return kind * carry_kind + (row * Tr::kN + state_of(q)) * dim + chan_d[q / kPer];
   };
 
-  CS cs;
-  cs.load(f, static_cast<int>(d), s, active);
+  CS cs[kChan];
+#pragma unroll
+  for (int i = 0; i < kChan; ++i) cs[i].load(f, static_cast<int>(chan_d[i]), s, active[i]);
   BwdAcc<Tr> acc;
 #pragma unroll
-  for (int k = 0; k < kPer; ++k) {
-    const int n = CS::state(s, k);
-    const bool ok = active && n < Tr::kN;
-    acc.a_true[k] = ok ? f.A[d * f.A_dim_stride + n] : 0.0f;
-    acc.r[k] = 0;
+  for (int q = 0; q < kCount; ++q) {
+    const long long d = chan_d[q / kPer];
+    const int n = state_of(q);
+    acc.a_true[q] = real(q) ? f.A[d * f.A_dim_stride + n] : 0.0f;
+    acc.r[q] = 0;
     if constexpr (kSegmented) {
-      if (ok) acc.r[k] = carries[carry_index(4, n)];
+      if (real(q)) acc.r[q] = carries[carry_index(4, q)];
     } else if constexpr (Tr::kDLast) {
-      if (ok) acc.r[k] = p.dlast[b * p.dlast_batch_stride + d * p.dlast_dim_stride + n];
+      if (real(q)) acc.r[q] = p.dlast[b * p.dlast_batch_stride + d * p.dlast_dim_stride + n];
     }
-    acc.dA[k] = 0;
-    if constexpr (!Tr::kVarB) acc.dB[k] = 0;
-    if constexpr (!Tr::kVarC) acc.dC[k] = 0;
+    acc.dA[q] = 0;
+    if constexpr (!Tr::kVarB) acc.dB[q] = 0;
+    if constexpr (!Tr::kVarC) acc.dC[q] = 0;
   }
   AccT* ckpt = static_cast<AccT*>(p.ckpt);
-  // ckpt slot of the state entering chunk j >= 1, state n: ((b, j - 1, n), d).
-  auto ckpt_index = [&](int j, int n) { return bwd_ckpt_index(b, j, n, d, n_chunks, Tr::kN, dim); };
+  // ckpt slot of the state entering chunk j >= 1, chain q: ((b, j - 1, n), d).
+  auto ckpt_index = [&](int j, int q) {
+    return bwd_ckpt_index(b, j, state_of(q), chan_d[q / kPer], n_chunks, Tr::kN, dim);
+  };
   // h at the segment's start (the combine's result).
-  AccT h[kPer], unused[kPer];
+  AccT h[kCount];
   auto start_state = [&] {
     if constexpr (kSegmented) {
 #pragma unroll
-      for (int k = 0; k < kPer; ++k) {
-        const int n = CS::state(s, k);
-        h[k] = active && n < Tr::kN ? carries[carry_index(3, n)] : AccT(0);
-      }
+      for (int q = 0; q < kCount; ++q) h[q] = real(q) ? carries[carry_index(3, q)] : AccT(0);
     } else {
-      CS::init(f, tile.b, static_cast<int>(d), s, active, h, unused);
+#pragma unroll
+      for (int i = 0; i < kChan; ++i) {
+        AccT hi[kPer], unused[kPer];
+        CS::init(f, tile.b, static_cast<int>(chan_d[i]), s, active[i], hi, unused);
+#pragma unroll
+        for (int k = 0; k < kPer; ++k) h[i * kPer + k] = hi[k];
+      }
     }
   };
 
@@ -115,10 +133,8 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
     __syncthreads();
     bwd_forward_chunk<Tr>(cs, h, c, s, Tr::kChunk, smem, L.chunk_nc, nullptr);
 #pragma unroll
-    for (int k = 0; k < kPer; ++k) {
-      const int n = CS::state(s, k);
-      if (active && n < Tr::kN) ckpt[ckpt_index(j + 1, n)] = h[k];
-    }
+    for (int q = 0; q < kCount; ++q)
+      if (real(q)) ckpt[ckpt_index(j + 1, q)] = h[q];
   }
 
   // Phase 2: the chunks in reverse (chunk j - 1's rows read ahead).
@@ -144,10 +160,7 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
       start_state();
     } else {
 #pragma unroll
-      for (int k = 0; k < kPer; ++k) {
-        const int n = CS::state(s, k);
-        h[k] = active && n < Tr::kN ? ckpt[ckpt_index(j, n)] : AccT(0);
-      }
+      for (int q = 0; q < kCount; ++q) h[q] = real(q) ? ckpt[ckpt_index(j, q)] : AccT(0);
     }
     __syncthreads();  // the previous chunk's smem is consumed
     if constexpr (kReadAhead) {
@@ -180,16 +193,17 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
 
   // Per-block results: dh0 directly, the rest as partials for the finalize.
 #pragma unroll
-  for (int k = 0; k < kPer; ++k) {
-    const int n = CS::state(s, k);
-    if (!active || n >= Tr::kN) continue;
+  for (int q = 0; q < kCount; ++q) {
+    if (!real(q)) continue;
+    const long long d = chan_d[q / kPer];
+    const int n = state_of(q);
     const long long rdn = (row * dim + d) * Tr::kN + n;
     if constexpr (Tr::kH0)
       if (seg == 0)
-        p.dh0[b * p.dh0_batch_stride + d * p.dh0_dim_stride + n] = static_cast<float>(acc.r[k]);
-    p.part_a[rdn] = static_cast<float>(acc.dA[k]);
-    if constexpr (!Tr::kVarB) p.part_b[rdn] = static_cast<float>(acc.dB[k]);
-    if constexpr (!Tr::kVarC) p.part_c[rdn] = static_cast<float>(acc.dC[k]);
+        p.dh0[b * p.dh0_batch_stride + d * p.dh0_dim_stride + n] = static_cast<float>(acc.r[q]);
+    p.part_a[rdn] = static_cast<float>(acc.dA[q]);
+    if constexpr (!Tr::kVarB) p.part_b[rdn] = static_cast<float>(acc.dB[q]);
+    if constexpr (!Tr::kVarC) p.part_c[rdn] = static_cast<float>(acc.dC[q]);
   }
   if (static_cast<int>(threadIdx.x) < tile.nd) {
     const long long rd = row * dim + tile.d0 + threadIdx.x;

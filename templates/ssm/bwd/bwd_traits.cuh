@@ -10,7 +10,8 @@ namespace ssmtune_kernels {
 
 template <typename InT_, typename AccT_, int kN_, int kChunk_, int kDStep_, int kNSplit_,
           ExpKind kExp_, bool kVarB_, bool kVarC_, bool kHasD_, bool kHasZ_, bool kHasBias_,
-          bool kSoftplus_, bool kH0_, bool kDLast_, int kBlocks_ = 0, int kItems_ = 0>
+          bool kSoftplus_, bool kH0_, bool kDLast_, int kBlocks_ = 0, int kItems_ = 0,
+          int kChan_ = 1>
 struct BwdTraits {
   using InT = InT_;
   using AccT = AccT_;  // float or double: states, adjoints and per-thread sums
@@ -23,7 +24,12 @@ struct BwdTraits {
   // chunked kernels (kNSplit_ threads per channel, one timestep at a time).
   static constexpr bool kWarpScan = kItems_ > 0;
   static constexpr int kWarps = kWarpScan ? kChunk_ / (32 * kItems_) : 1;
-  static constexpr int kThreads = kWarpScan ? 32 * kDStep_ * kWarps : kDStep_ * kNSplit_;
+  // Channels a thread of the chunked kernels (the config's .c<chan>): thread
+  // (c, s) carries states s + k * kNSplit of channels c + i * kDStep / kChan,
+  // so the dB/dC sums over channels start in registers and the B/C rows a
+  // state reads serve kChan channels.
+  static constexpr int kChan = kChan_;
+  static constexpr int kThreads = kWarpScan ? 32 * kDStep_ * kWarps : kDStep_ * kNSplit_ / kChan_;
   static constexpr int kItems = kWarpScan ? kItems_ : 1;
   static constexpr ExpKind kExp = kExp_;
   static constexpr int kPolyShare = 0;
@@ -38,7 +44,7 @@ struct BwdTraits {
   // needs.
   // The warp scan holds a lane's items, not states: 512 threads' worth.
   static constexpr int kPer = (kN + kNSplit - 1) / kNSplit;
-  static constexpr int kResident = kWarpScan || (kPer <= 4 && kThreads >= 128) ? 512 : 256;
+  static constexpr int kResident = kWarpScan || (kPer * kChan <= 4 && kThreads >= 128) ? 512 : 256;
   // kBlocks_ > 0 (the config's .b<blocks>) overrides the rule: fewer blocks
   // give each thread more registers, which pays when the grid is under one
   // wave anyway (H200, (8,1536,2048,16) bf16 with the block's flags and
@@ -58,8 +64,12 @@ struct BwdTraits {
                                (kWarps & (kWarps - 1)) == 0 && kItems_ % 4 == 0 && kDStep <= 32),
                 "warp scan: n_split 1, chunk 32 * warps * items (warps a power of 2, items a "
                 "multiple of 4), d_step <= 32");
+  static_assert(kChan == 1 || (!kWarpScan && (kChan == 2 || kChan == 4) && kDStep % kChan == 0 &&
+                               kNSplit >= kChan),
+                "channels a thread: 1, or 2 or 4 in the chunked kernels (d_step a multiple, "
+                "n_split at least as many)");
   static_assert(kThreads % 32 == 0 && kThreads <= 1024,
-                "d_step * n_split must be a multiple of 32, at most 1024");
+                "d_step * n_split / chan must be a multiple of 32, at most 1024");
   static_assert(kExp != ExpKind::kPoly, "the backward takes the accurate or the fast exp");
   static_assert(kBlocks_ >= 0 && kBlocks_ * kThreads <= 2048, "blocks * threads must be <= 2048");
   static_assert(!kAccDouble || kExp == ExpKind::kAccurate,

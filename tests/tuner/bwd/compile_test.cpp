@@ -67,6 +67,18 @@ TEST_CASE("every backward algorithm and dtype compiles for sm_90 without spills"
     REQUIRE(plan->kernels.front().name_expression.find(", 3>") != std::string::npos);
     inst.insert(inst.end(), plan->kernels.begin(), plan->kernels.end());
   }
+  {  // 2 channels a thread (the space's .c2 configs), the training shape with the flags
+    BwdProblem p;
+    p.fwd = testing::shape(8, 1536, 2048, 16, DType::kBF16);
+    p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
+    for (const char* key :
+         {"seq.K16.D32.fp32.t64.s4.fast.c2", "seq.K16.D64.fp32.t128.s4.fast.c2"}) {
+      auto plan = plan_bwd(p, *BwdConfig::from_key(key));
+      REQUIRE(plan.is_ok());
+      REQUIRE(plan->kernels.front().name_expression.find(", 0, 2>") != std::string::npos);
+      inst.insert(inst.end(), plan->kernels.begin(), plan->kernels.end());
+    }
+  }
   auto results = compiler.compile_all(jit::make_programs(inst, 8, "sm_90", "bwd"));
   size_t kernels = 0;
   for (auto& r : results) {

@@ -34,6 +34,16 @@ TEST_CASE("backward config keys round-trip", "[bwd]") {
   CHECK(c.key() == "mp.K64.D8.fp64.t32.s4.accurate.S8.b3");
   CHECK(*BwdConfig::from_key(c.key()) == c);
   CHECK(BwdConfig::from_key("seq.K16.D32.fp32.t128.s4.fast.b3")->blocks == 3);
+  // Channels a thread, before the block count.
+  const auto two = BwdConfig::from_key("seq.K16.D32.fp32.t64.s4.fast.c2.b3");
+  REQUIRE(two.is_ok());
+  CHECK(two->chan == 2);
+  CHECK(two->blocks == 3);
+  CHECK(two->key() == "seq.K16.D32.fp32.t64.s4.fast.c2.b3");
+  CHECK(BwdConfig::from_key("seq.K16.D32.fp32.t64.s4.fast.c2")->chan == 2);
+  CHECK(!BwdConfig::from_key("seq.K16.D32.fp32.t64.s4.fast.b3.c2").is_ok());  // order
+  CHECK(!BwdConfig::from_key("seq.K16.D32.fp32.t128.s4.fast.c1").is_ok());    // not canonical
+  CHECK(!BwdConfig::from_key("seq.K16.D32.fp32.t64.s4.fast.c2.c2").is_ok());
   CHECK(!BwdConfig::from_key("seq.K16.D32.fp32.t128.s4.fast.b0").is_ok());  // not canonical
   CHECK(!BwdConfig::from_key("seq.K16.D32.fp32.t128.s4.fast.x3").is_ok());
   CHECK(!BwdConfig::from_key("seq.K16.D32.fp32.t128.s4.fast.S4").is_ok());
@@ -136,6 +146,30 @@ TEST_CASE("backward legality mirrors the templates", "[bwd]") {
   x = c;
   x.segments = 8;
   CHECK(why(x).find("segments must be 1") != std::string::npos);
+  // Channels a thread: the sequential kernel only, dividing d_step, at most
+  // n_split, threads = d_step * n_split / chan.
+  x = *BwdConfig::from_key("seq.K16.D32.fp32.t64.s4.fast.c2");
+  CHECK(why(x).empty());
+  CHECK(rule_blocks(p, x) == 4);  // 8 chains a thread: 256 threads' worth
+  x.threads = 128;
+  CHECK(why(x).find("d_step * n_split / chan") != std::string::npos);
+  x.threads = 64;
+  x.chan = 3;
+  CHECK(why(x).find("must be 1, or 2 or 4") != std::string::npos);
+  x = *BwdConfig::from_key("seq.K16.D32.fp32.t64.s4.fast.c2");
+  x.algo = BwdAlgo::kMultiPass;
+  x.segments = 4;
+  CHECK(why(x).find("sequential") != std::string::npos);
+  x = *BwdConfig::from_key("seq.K16.D32.fp32.t64.s4.fast.c2");
+  x.chan = 4;
+  x.threads = 32;
+  CHECK(why(x).empty());
+  x.n_split = 2;
+  x.d_step = 64;
+  CHECK(why(x).find("at most n_split") != std::string::npos);
+  x = *BwdConfig::from_key("ws.K256.D8.fp32.t256.s1.fast");
+  x.chan = 2;
+  CHECK(why(x).find("sequential") != std::string::npos);
 }
 
 TEST_CASE("the backward default is legal for every dstate and dtype", "[bwd]") {
@@ -297,6 +331,18 @@ TEST_CASE("the backward search space is a few dozen legal configs", "[bwd]") {
       CHECK(ws == 0);
     } else {
       CHECK(ws >= 6);
+    }
+    // The sequential default's block with 2 channels a thread, on half its
+    // threads and on as many.
+    if (def.algo == BwdAlgo::kSequential) {
+      BwdConfig two = def;
+      two.chan = 2;
+      two.blocks = 0;
+      two.threads = def.threads / 2;
+      CHECK(std::count(space.begin(), space.end(), two) == (two.threads >= 32 ? 1 : 0));
+      two.d_step *= 2;
+      two.threads = def.threads;
+      if (two.d_step <= 64) CHECK(std::count(space.begin(), space.end(), two) == 1);
     }
   }
 }

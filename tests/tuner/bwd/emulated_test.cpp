@@ -49,6 +49,7 @@ BwdConfig config_of(int segments) {
   c.d_step = Tr::kDStep;
   c.n_split = Tr::kNSplit;
   c.threads = Tr::kThreads;
+  c.chan = Tr::kChan;
   c.acc = sizeof(typename Tr::AccT) == 8 ? BwdAcc::kF64 : BwdAcc::kF32;
   c.exp = BwdExp::kAccurate;
   return c;
@@ -126,6 +127,11 @@ void check_case(const BwdProblem& bp, uint64_t seed, int segments = 1) {
         REQUIRE(is("ssm_bwd_warpscan"));
         emulation::launch(
             g.x, g.y, g.z, launch.block.x, [&k] { ssmtune_kernels::ssm_bwd_warpscan<Tr>(k); },
+            poison_smem);
+      } else if constexpr (Tr::kChan > 1) {  // the sequential kernel only
+        REQUIRE(is("ssm_bwd_sequential"));
+        emulation::launch(
+            g.x, g.y, g.z, launch.block.x, [&k] { ssmtune_kernels::ssm_bwd_sequential<Tr>(k); },
             poison_smem);
       } else if (is("ssm_bwd_sequential")) {
         emulation::launch(
@@ -271,6 +277,38 @@ TEST_CASE("emulated backward kernels match the fp64 reference", "[bwd][emulated]
         BwdTraits<float, float, 5, 4, 16, 4, kAcc, true, true, true, true, true, true, true, true>>(
         p, 17);
   }
+}
+
+// The sequential kernel with kChan channels a thread (the config's .c<chan>).
+template <typename InT, typename AccT, int kN, int kChunk, int kDStep, int kNSplit, bool kVarB,
+          bool kVarC, bool kFlags, int kChan>
+using ChanTraits = BwdTraits<InT, AccT, kN, kChunk, kDStep, kNSplit, kAcc, kVarB, kVarC, kFlags,
+                             kFlags, kFlags, kFlags, kFlags, kFlags, 0, 0, kChan>;
+
+TEST_CASE("emulated backward with several channels a thread matches the fp64 reference",
+          "[bwd][emulated]") {
+  // 2 channels a thread (c and c + 8 of a tile of 16): two groups of 12
+  // channels (each tile's upper channels partly past its end), 5 chunks (the
+  // last partial), every flag.
+  check_case<ChanTraits<float, float, 16, 8, 16, 4, true, true, true, 2>>(
+      all_flags(make(2, 24, 37, 16, 2, DType::kF32)), 51);
+  // bf16, 64 threads (two warps), 40 channels: the second tile's upper
+  // channels all past its end.
+  check_case<ChanTraits<__nv_bfloat16, float, 16, 16, 32, 4, true, true, true, 2>>(
+      all_flags(make(2, 40, 50, 16, 1, DType::kBF16)), 52);
+  {  // constant B and C, 3 states a thread over 2 lanes, fp64, no flags
+    BwdProblem p = make(2, 20, 30, 6, 1, DType::kF32);
+    p.fwd.variable_b = p.fwd.variable_c = false;
+    check_case<ChanTraits<float, double, 6, 12, 32, 2, false, false, false, 2>>(p, 53);
+  }
+  {  // dstate 5 over 4 lanes (states past dstate), fp16, constant C, seqlen 7
+    BwdProblem p = all_flags(make(1, 16, 7, 5, 1, DType::kF16));
+    p.fwd.variable_c = false;
+    check_case<ChanTraits<__half, float, 5, 4, 16, 4, true, false, true, 2>>(p, 54);
+  }
+  // 4 channels a thread (16 chains: staged chunk by chunk), 3 chunks.
+  check_case<ChanTraits<float, float, 16, 8, 32, 4, true, true, true, 4>>(
+      all_flags(make(1, 32, 21, 16, 1, DType::kF32)), 55);
 }
 
 // The warp scan: kWarps warps per channel, 32 lanes x kWarps x items a
