@@ -3,7 +3,7 @@
 # elsewhere: the GPU suites, the per-algorithm bench table, tuning runs and
 # the seed's check. Outputs land in ${OUT:-out}/.
 # Usage: scripts/device_run.sh BUILD_DIR PART...
-#   (tests bench check tune_seed tune_mid db report overhead explain)
+#   (tests bench check tune_seed tune_mid db report overhead explain bwd_chan)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -44,6 +44,20 @@ for part in "${@:2}"; do
       TAIL=4 step explain_exact 30 "$build/ssmtune" explain "${shape_seed[@]}"
       TAIL=4 step explain_nearest 30 "$build/ssmtune" explain --batch 8 --dim 256 --seqlen 2048 --dstate 4
       TAIL=4 step explain_default 30 "$build/ssmtune" explain "${shape_seed[@]}" --dtype fp16 ;;
+    # The backward's default against 2 channels a thread (.c2) at the training
+    # shapes, the block's flags, saved states (each config checked against fp64
+    # before it is timed).
+    bwd_chan)
+      flags=(--family bwd --dtype bf16 --with-d --with-z --delta-bias --softplus --saved-states)
+      chan=(seq.K16.D32.fp32.t128.s4.fast.b3 seq.K16.D32.fp32.t128.s4.fast
+            seq.K16.D32.fp32.t64.s4.fast.c2 seq.K16.D64.fp32.t128.s4.fast.c2
+            seq.K8.D32.fp32.t64.s4.fast.c2 seq.K16.D16.fp32.t32.s4.fast.c2)
+      TAIL=10 step bwd_chan_mid 120 "$build/ssmtune" bench "${shape_mid[@]}" "${flags[@]}" \
+        --config "${chan[@]}"
+      TAIL=10 step bwd_chan_large 200 "$build/ssmtune" bench --batch 4 --dim 5120 --seqlen 8192 \
+        --dstate 16 "${flags[@]}" --config "${chan[@]:1}"
+      TAIL=10 step bwd_chan_fp32 120 "$build/ssmtune" bench "${shape_mid[@]}" --family bwd \
+        --saved-states --config "${chan[@]}" ;;
     *) echo "unknown part $part" ;;
   esac
 done
