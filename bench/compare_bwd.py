@@ -8,6 +8,11 @@ the test suites' job: python/tests/test_gpu_bwd*.py), then three things are time
 events, L2 flushed before every call (median of --reps): the forward alone, the backward alone
 (autograd.grad over a retained graph) and one forward plus backward. Markdown tables go to
 stdout, every number to a JSON file. bench/NOTES.md says how to run it.
+
+--timing kernels times device work only: each call runs alone under torch.profiler (CUPTI)
+and counts the summed durations of the GPU work it launched (kernels, memsets, copies), not
+the gaps between them. Events around a call (the default) also time the host where it is
+slower than the GPU, as at mamba_ssm's test grid's tiny shapes, for either contender.
 """
 import argparse
 import json
@@ -90,6 +95,7 @@ def floors(shape, flags):
 
 
 def event_median(call, flush, reps):
+    """Median ms of `call` between two CUDA events, L2 flushed before each."""
     times = []
     for _ in range(reps):
         flush.zero_()
@@ -103,7 +109,29 @@ def event_median(call, flush, reps):
     return times[len(times) // 2]
 
 
-def run_contender(fn, inp, dout, flags, flush, reps):
+def kernel_median(call, flush, reps):
+    """Median ms of the GPU work `call` launches (summed durations, gaps excluded), each call
+    profiled alone after the L2 flush."""
+    from torch.profiler import ProfilerActivity, profile
+    times = []
+    for _ in range(reps):
+        flush.zero_()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            call()
+            torch.cuda.synchronize()
+        gpu = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+        if not gpu:
+            raise RuntimeError("the profiler saw no GPU work (CUPTI unavailable?)")
+        times.append(sum(e.device_time for e in gpu) / 1e3)  # us -> ms
+    times.sort()
+    return times[len(times) // 2]
+
+
+TIMERS = {"events": event_median, "kernels": kernel_median}
+
+
+def run_contender(fn, inp, dout, flags, flush, reps, timer=event_median):
     names = [k for k in GRADS if k in inp]
     leaves = [inp[k] for k in names]
 
@@ -116,10 +144,9 @@ def run_contender(fn, inp, dout, flags, flush, reps):
     for _ in range(2):
         torch.autograd.grad(out, leaves, dout, retain_graph=True)
     with torch.no_grad():
-        t_fwd = event_median(forward, flush, reps)
-    t_bwd = event_median(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True),
-                         flush, reps)
-    t_step = event_median(lambda: torch.autograd.grad(forward(), leaves, dout), flush, reps)
+        t_fwd = timer(forward, flush, reps)
+    t_bwd = timer(lambda: torch.autograd.grad(out, leaves, dout, retain_graph=True), flush, reps)
+    t_step = timer(lambda: torch.autograd.grad(forward(), leaves, dout), flush, reps)
     return grads, {"fwd_ms": t_fwd, "bwd_ms": t_bwd, "step_ms": t_step}
 
 
@@ -137,6 +164,9 @@ def main(argv=None):
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--mamba-path", default=None,
                    help="directory put first on sys.path (mamba_ssm and selective_scan_cuda)")
+    p.add_argument("--timing", default="events", choices=sorted(TIMERS),
+                   help="events: CUDA events around each call (host included where it is "
+                        "slower); kernels: the GPU work's summed durations (torch.profiler)")
     p.add_argument("--json", default="bench_compare_bwd.json")
     args = p.parse_args(argv)
     shapes = args.shapes or list(DEFAULT_SHAPES)
@@ -165,7 +195,8 @@ def main(argv=None):
             for name, fn in contenders.items():
                 progress(f"{label}: {name}")
                 try:
-                    grads[name], rec[name] = run_contender(fn, inp, dout, flags, flush, args.reps)
+                    grads[name], rec[name] = run_contender(fn, inp, dout, flags, flush, args.reps,
+                                                           TIMERS[args.timing])
                 except Exception as e:  # noqa: BLE001 - a contender's failure is a result
                     rec[name] = {"error": f"{type(e).__name__}: {e}"[:300]}
                 torch.cuda.empty_cache()
@@ -177,10 +208,13 @@ def main(argv=None):
             del inp, dout, grads
             torch.cuda.empty_cache()
     meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-            "python": platform.python_version(), "seed": seed, "reps": args.reps}
+            "python": platform.python_version(), "seed": seed, "reps": args.reps,
+            "timing": args.timing}
     with open(args.json, "w") as f:
         json.dump({"meta": meta, "records": records}, f, indent=1)
-    print(f"GPU {meta['gpu']}, seed {seed}, median of {args.reps}, L2 flushed; ms\n")
+    how = "CUDA events around each call" if args.timing == "events" else \
+        "summed GPU work of each call (torch.profiler)"
+    print(f"GPU {meta['gpu']}, seed {seed}, median of {args.reps}, L2 flushed, {how}; ms\n")
     print("| shape | flags | mamba fwd | ssmtune fwd | x | mamba bwd | ssmtune bwd | x | "
           "bwd floor | ssmtune x floor | mamba step | ssmtune step | x | max grad diff |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
