@@ -313,6 +313,37 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
   const bool owner = Reduce::owner(s);
   const long long part_base =
       (static_cast<long long>(tile.b) * gridDim.x + blockIdx.x) * Tr::kN * p.f.seqlen + t0;
+  // Output o < kOuts of the dB/dC partials, (kind, n, j): its slot in a
+  // warp's buffer, and where it goes (dst + t for the group at t).
+  struct RedOut {
+    int idx = 0;
+    int j = Tr::kChunk;  // no output: t + j >= len for every group
+    float* dst = nullptr;
+  };
+  auto red_out = [&](int o) {
+    RedOut r;
+    const bool is_c = o >= kOffC && Tr::kVarC;
+    const int n = (is_c ? o - kOffC : o) >> 2;
+    r.j = o & 3;
+    r.idx = (n % Tr::kNSplit) * kVals + (is_c ? kSlotC : 0) + (n / Tr::kNSplit) * 4 + r.j;
+    r.dst = (is_c ? p.part_c : p.part_b) + part_base + static_cast<long long>(n) * p.f.seqlen + r.j;
+    return r;
+  };
+  // A thread's outputs (o = tid + r * kThreads) are worked out once a chunk
+  // where it has at most 2 and at most 4 states: per group, their index
+  // arithmetic was ~70 of the loop's 489 instructions at (8,1536,2048,16)
+  // bf16 with the flags (sm_90 SASS). With 8 states a thread the registers
+  // it holds cost more (dstate 32: 148 -> 228): per group there.
+  constexpr int kOutIters = (kOuts + Tr::kThreads - 1) / Tr::kThreads;
+  constexpr bool kOutsHoisted = kRed && kOutIters <= 2 && kPer <= 4;
+  RedOut outs[kOutsHoisted ? kOutIters : 1];
+  if constexpr (kOutsHoisted) {
+#pragma unroll
+    for (int r = 0; r < kOutIters; ++r) {
+      const int o = threadIdx.x + r * Tr::kThreads;
+      if (o < kOuts) outs[r] = red_out(o);
+    }
+  }
   const AccT* hist_col = hist + threadIdx.x;  // as bwd_forward_chunk wrote it
   for (int t = ((len + 3) / 4 - 1) * 4; t >= 0; t -= 4) {
     const AccT* hist_group = hist_col + t * kCount * Tr::kThreads;
@@ -411,17 +442,19 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
         for (int v = 0; v < Scatter::kKeep; ++v) slot[v] = vals[v];
       }
       __syncthreads();
-      for (int o = threadIdx.x; o < kOuts; o += Tr::kThreads) {
-        const int j = o & 3;
-        if (t + j >= len) continue;
-        const bool is_c = o >= kOffC && Tr::kVarC;
-        const int n = (is_c ? o - kOffC : o) >> 2;
-        const int idx = (n % Tr::kNSplit) * kVals + (is_c ? kSlotC : 0) + (n / Tr::kNSplit) * 4 + j;
+      auto write = [&](const RedOut& r) {
+        if (t + r.j >= len) return;  // past the chunk, or no output
         float sum = 0.0f;
 #pragma unroll
-        for (int w = 0; w < kWarps; ++w) sum += buf[w * Tr::kNSplit * kVals + idx];
-        float* part = is_c ? p.part_c : p.part_b;
-        part[part_base + static_cast<long long>(n) * p.f.seqlen + t + j] = sum;
+        for (int w = 0; w < kWarps; ++w) sum += buf[w * Tr::kNSplit * kVals + r.idx];
+        r.dst[t] = sum;
+      };
+      if constexpr (kOutsHoisted) {
+#pragma unroll
+        for (int r = 0; r < kOutIters; ++r) write(outs[r]);
+      } else {
+        for (int o = threadIdx.x; o < kOuts; o += Tr::kThreads)
+          if (t + (o & 3) < len) write(red_out(o));
       }
     }
   }
