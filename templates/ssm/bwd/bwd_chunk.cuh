@@ -330,7 +330,7 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
     return r;
   };
   // A thread's outputs (o = tid + r * kThreads) are worked out once a chunk
-  // where it has at most 2 and at most 4 states: per group, their index
+  // where it has at most 2 of them and at most 4 states: per group, their index
   // arithmetic was ~70 of the loop's 489 instructions at (8,1536,2048,16)
   // bf16 with the flags (sm_90 SASS). With 8 states a thread the registers
   // it holds cost more (dstate 32: 148 -> 228): per group there.
