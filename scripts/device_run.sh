@@ -3,7 +3,9 @@
 # elsewhere: the GPU suites, the per-algorithm bench table, tuning runs and
 # the seed's check. Outputs land in ${OUT:-out}/.
 # Usage: scripts/device_run.sh BUILD_DIR PART...
-#   (tests bench check tune_seed tune_mid db report overhead explain bwd_chan)
+#   (tests bench check tune_seed tune_mid db report overhead explain bwd_chan bwd_ab)
+# bwd_ab: TPL_OLD=DIR (a templates/ folder of an older tree) times the
+# backward default with those templates and with the build's own.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -58,6 +60,22 @@ for part in "${@:2}"; do
         --dstate 16 "${flags[@]}" --config "${chan[@]:1}"
       TAIL=10 step bwd_chan_fp32 120 "$build/ssmtune" bench "${shape_mid[@]}" --family bwd \
         --saved-states --config "${chan[@]}" ;;
+    bwd_ab)
+      if [ -z "${TPL_OLD:-}" ] || [ ! -d "$TPL_OLD" ]; then
+        echo "bwd_ab: set TPL_OLD to a templates folder"
+        continue
+      fi
+      for v in old new; do
+        tpl=()
+        [ "$v" = old ] && tpl=(env "SSMTUNE_TEMPLATE_DIR=$TPL_OLD")
+        TAIL=6 step "bwd_ab_mid_$v" 90 "${tpl[@]}" "$build/ssmtune" bench "${shape_mid[@]}" \
+          --family bwd --dtype bf16 --with-d --with-z --delta-bias --softplus --saved-states
+        TAIL=6 step "bwd_ab_large_$v" 120 "${tpl[@]}" "$build/ssmtune" bench --batch 4 \
+          --dim 5120 --seqlen 8192 --dstate 16 --family bwd --dtype bf16 --with-d --with-z \
+          --delta-bias --softplus --saved-states
+        TAIL=6 step "bwd_ab_fp32_$v" 90 "${tpl[@]}" "$build/ssmtune" bench "${shape_mid[@]}" \
+          --family bwd --saved-states
+      done ;;
     *) echo "unknown part $part" ;;
   esac
 done
