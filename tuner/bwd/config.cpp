@@ -183,8 +183,8 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
   } else if (c.threads * c.chan != c.d_step * c.n_split) {
     return bad("threads must equal d_step * n_split / chan");
   }
-  if (c.threads % 32 != 0 || c.threads > 1024)
-    return bad("threads must be a multiple of 32, at most 1024");
+  if (c.threads < 32 || c.threads % 32 != 0 || c.threads > 1024)
+    return bad("threads must be a multiple of 32 in [32, 1024]");
   if (c.acc == BwdAcc::kF64 && c.exp != BwdExp::kAccurate)
     return bad("fp64 accumulation needs the accurate exp");
   if (c.algo != BwdAlgo::kMultiPass && c.segments != 1)

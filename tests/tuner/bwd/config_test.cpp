@@ -83,6 +83,7 @@ TEST_CASE("warp-scan legality: 32 lanes a channel, chunks of 32 x 4k items", "[b
   CHECK(breaks([](BwdConfig& x) { x.chunk = 1024; }, "warp scan: chunk"));
   CHECK(breaks([](BwdConfig& x) { x.n_split = 2; }, "n_split must be 1"));
   CHECK(breaks([](BwdConfig& x) { x.threads = 4; }, "32 * d_step"));
+  CHECK(breaks([](BwdConfig& x) { x.threads = 0; }, "multiple of 32 in [32, 1024]"));
   CHECK(breaks([](BwdConfig& x) { x.segments = 2; }, "segments must be 1"));
   // Several warps a channel: a power of 2 of them, 4 to 16 steps a lane.
   CHECK(why(*BwdConfig::from_key("ws.K512.D1.fp32.t128.s1.fast")).empty());   // 4 x 4 steps
