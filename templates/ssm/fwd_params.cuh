@@ -85,6 +85,12 @@ struct SsmFwdParams {
 
 namespace ssmtune_kernels {
 
+// Shared memory of an sm_90 SM (H100/H200): 228 KiB for its resident blocks,
+// 1 KiB of it reserved per block, at most 227 KiB for one block.
+constexpr int kSm90SmemPerSm = 228 * 1024;
+constexpr int kSm90SmemReservedPerBlock = 1024;
+constexpr int kSm90SmemPerBlock = 227 * 1024;
+
 // Shared-memory layout of the staged-chunk kernels (sequential, multipass,
 // lookback), in floats; host and device compute it with the same function.
 // Per channel: a dt row (overwritten by y once a group of 4 timesteps is

@@ -399,7 +399,7 @@ struct PipeProducer {
 template <typename Tr>
 struct PipeMinBlocks {
   using Ring = PipeRing<Tr>;
-  static constexpr int kBySmem = 233472 / (Ring::kP.bytes + 1024);
+  static constexpr int kBySmem = kSm90SmemPerSm / (Ring::kP.bytes + kSm90SmemReservedPerBlock);
   static constexpr int kByBarriers = 64 / Ring::kBarriers;
   static constexpr int kRaw = kBySmem < kByBarriers ? kBySmem : kByBarriers;
   static constexpr int value = sizeof(typename Tr::AccT) == 8 || kRaw < 1 ? 1 : kRaw;

@@ -276,7 +276,8 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   // 0.054).
   // The warp scan's B/C rows must fit the device's shared memory (227 KiB
   // where it is not given).
-  const size_t limit = max_shared_bytes != 0 ? max_shared_bytes : size_t{227} * 1024;
+  const size_t limit =
+      max_shared_bytes != 0 ? max_shared_bytes : size_t{ssmtune_kernels::kSm90SmemPerBlock};
   const bool four_by_four = c.n_split == 4 && (f.dstate + 3) / 4 == 4;
   const int64_t channels_needed = 8 * int64_t{sm_count > 0 ? sm_count : 128};
   if (c.algo == BwdAlgo::kMultiPass && !four_by_four && f.batch * f.dim >= channels_needed) {

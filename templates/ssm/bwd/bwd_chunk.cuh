@@ -279,6 +279,9 @@ struct PartialOut {
   static constexpr int kVals = kRed ? bwd_red_values(Tr::kN, Tr::kNSplit, Tr::kVarB, Tr::kVarC) : 1;
   static constexpr int kSlotC = Tr::kVarB ? ChannelStates<Tr>::kPerThread * 4 : 0;  // first dC
   static constexpr int kWarps = Tr::kThreads / 32;
+  // A buffer per group (bwd_layout): the sums over the warps run once a
+  // chunk, in bwd_write_partials; two: each group's follow a barrier.
+  static constexpr bool kPerChunk = kRed && bwd_layout<Tr>().red_bufs > 2;
   int idx = 0;
   int j = Tr::kChunk;  // no output: t + j >= len for every group
   float* dst = nullptr;
@@ -341,9 +344,7 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
   constexpr int kVals = Out::kVals, kSlotC = Out::kSlotC;
   constexpr int kLanes = ChunkLanes<Tr>::kLaneStride;
   using Scatter = LaneReduceScatter<kVals, kLanes>;
-  // A buffer per group: the sums over the warps wait for the chunk's end
-  // (bwd_write_partials); two: each group's follow a barrier.
-  constexpr bool kPerChunk = bwd_layout<Tr>().red_bufs > 2;
+  constexpr bool kPerChunk = Out::kPerChunk;
   const int lane_c = threadIdx.x % kLanes;
   const int warp = threadIdx.x / 32;
   const ChunkSmemLayout& l = L.chunk;
@@ -408,7 +409,7 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
           for (int j = 3; j >= 0; --j) {
             const AccT g = acc.r[q] + static_cast<AccT>(cv[j]) * static_cast<AccT>(dy[i][j]);
             const AccT ah = hist_group[(j * kCount + q) * Tr::kThreads];
-            // q = g a h_{t-1}: dA gathers it times dt, ddelta's state sum times A.
+            // g a h_{t-1}: dA gathers it times dt, ddelta's state sum times A.
             const AccT gah = g * ah;
             sb[i][j] += g * static_cast<AccT>(bv[j]);
             sa[i][j] += a_k * gah;
@@ -484,7 +485,7 @@ __device__ __forceinline__ void bwd_write_partials(const SsmBwdParams& p, const 
                                                    int len, const float* smem,
                                                    const BwdSmemLayout& L) {
   using Out = PartialOut<Tr>;
-  if constexpr (Out::kRed && bwd_layout<Tr>().red_bufs > 2) {
+  if constexpr (Out::kPerChunk) {
     const int groups = (len + 3) / 4;
     for (int o = threadIdx.x; o < Out::kOuts; o += Tr::kThreads) {
       const Out out = Out::at(p, tile, t0, o);

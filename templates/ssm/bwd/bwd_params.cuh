@@ -103,14 +103,9 @@ struct BwdSmemLayout {
   int floats;                // total
 };
 
-// Shared memory an SM has for its resident blocks (H100/H200: 228 KiB, 1 KiB
-// of it reserved per block) and the most one block may take (227 KiB).
-constexpr int kBwdSmemPerSm = 228 * 1024, kBwdSmemPerBlockReserved = 1024;
-constexpr int kBwdSmemPerBlock = 227 * 1024;
-
 // chan: channels a thread. blocks: the resident blocks per SM the kernel is
 // built for (BwdTraits::kMinBlocks; 0: unknown). Where a buffer per group
-// of the chunk still lets `blocks` blocks share an SM, the dB/dC sums over
+// of the chunk still lets `blocks` blocks share an sm_90 SM, the dB/dC sums over
 // the warps run once a chunk, after the reverse walk (no barrier per group);
 // else two buffers alternate and each group's sums follow a barrier.
 SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_step, int n_split,
@@ -136,8 +131,8 @@ SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_
     l.hist = (l.hist + 3) / 4 * 4;
     l.floats = l.hist + hist_floats;
     const long long bytes = 4LL * l.floats;
-    const bool fits = blocks > 0 && bytes <= kBwdSmemPerBlock &&
-                      blocks * (bytes + kBwdSmemPerBlockReserved) <= kBwdSmemPerSm;
+    const bool fits = blocks > 0 && bytes <= kSm90SmemPerBlock &&
+                      blocks * (bytes + kSm90SmemReservedPerBlock) <= kSm90SmemPerSm;
     if (bufs > 2 && l.red_buf > 0 && fits) break;
   }
   return l;
