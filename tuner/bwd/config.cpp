@@ -150,13 +150,10 @@ size_t shared_bytes(const BwdProblem& p, const BwdConfig& c) {
            static_cast<size_t>(ssmtune_kernels::bwd_scan_smem_layout(
                                    n, c.chunk, c.d_step, scan_warps(c), var_b, var_c, acc_bytes)
                                    .floats);
-  // The blocks per SM the kernel is built for decide whether the dB/dC sums
-  // take a buffer per group (BwdTraits::kMinBlocks).
-  const int blocks = c.blocks != 0 ? c.blocks : rule_blocks(p, c);
-  return sizeof(float) * static_cast<size_t>(ssmtune_kernels::bwd_smem_layout(
-                                                 n, c.chunk, c.d_step, c.n_split, var_b, var_c,
-                                                 acc_bytes, c.chan, blocks)
-                                                 .floats);
+  return sizeof(float) *
+         static_cast<size_t>(ssmtune_kernels::bwd_smem_layout(n, c.chunk, c.d_step, c.n_split,
+                                                              var_b, var_c, acc_bytes, c.chan)
+                                 .floats);
 }
 
 Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_bytes) {

@@ -267,46 +267,6 @@ __device__ __forceinline__ void bwd_reverse_carry(
   }
 }
 
-// The variable dB/dC sums of a block: per group of 4 steps, each warp
-// leaves its lanes' sums in a buffer (warp, split lane, value slot); output
-// o < kOuts, (kind, n, j), is the sum over the warps of one slot, written as
-// the tile's partial (b, tile, n, t0 + t + j).
-template <typename Tr>
-struct PartialOut {
-  static constexpr bool kRed = Tr::kVarB || Tr::kVarC;
-  static constexpr int kOffC = Tr::kVarB ? 4 * Tr::kN : 0;
-  static constexpr int kOuts = (Tr::kVarB ? 4 * Tr::kN : 0) + (Tr::kVarC ? 4 * Tr::kN : 0);
-  static constexpr int kVals = kRed ? bwd_red_values(Tr::kN, Tr::kNSplit, Tr::kVarB, Tr::kVarC) : 1;
-  static constexpr int kSlotC = Tr::kVarB ? ChannelStates<Tr>::kPerThread * 4 : 0;  // first dC
-  static constexpr int kWarps = Tr::kThreads / 32;
-  // A buffer per group (bwd_layout): the sums over the warps run once a
-  // chunk, in bwd_write_partials; two: each group's follow a barrier.
-  static constexpr bool kPerChunk = kRed && bwd_layout<Tr>().red_bufs > 2;
-  int idx = 0;
-  int j = Tr::kChunk;  // no output: t + j >= len for every group
-  float* dst = nullptr;
-
-  __device__ __forceinline__ static PartialOut at(const SsmBwdParams& p, const Tile& tile, int t0,
-                                                  int o) {
-    PartialOut r;
-    const bool is_c = o >= kOffC && Tr::kVarC;
-    const int n = (is_c ? o - kOffC : o) >> 2;
-    r.j = o & 3;
-    r.idx = (n % Tr::kNSplit) * kVals + (is_c ? kSlotC : 0) + (n / Tr::kNSplit) * 4 + r.j;
-    const long long tile_row = static_cast<long long>(tile.b) * gridDim.x + blockIdx.x;
-    r.dst = (is_c ? p.part_c : p.part_b) + (tile_row * Tr::kN + n) * p.f.seqlen + t0 + r.j;
-    return r;
-  }
-  // The group at t (buffer buf) of a chunk of len steps.
-  __device__ __forceinline__ void write(const float* buf, int t, int len) const {
-    if (t + j >= len) return;  // past the chunk, or no output
-    float sum = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) sum += buf[w * Tr::kNSplit * kVals + idx];
-    dst[t] = sum;
-  }
-};
-
 // Per-thread accumulators of the reverse walk, carried across chunks (one
 // per chain q of ChunkChains).
 template <typename Tr>
@@ -339,31 +299,20 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
   using Ch = ChunkChains<Tr>;
   constexpr int kPer = Ch::kPer, kChan = Ch::kChan, kCount = Ch::kCount;
   constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
-  using Out = PartialOut<Tr>;
-  constexpr bool kRed = Out::kRed;
-  constexpr int kVals = Out::kVals, kSlotC = Out::kSlotC;
+  constexpr bool kRed = Tr::kVarB || Tr::kVarC;
+  constexpr int kOffC = Tr::kVarB ? 4 * Tr::kN : 0;
+  constexpr int kOuts = (Tr::kVarB ? 4 * Tr::kN : 0) + (Tr::kVarC ? 4 * Tr::kN : 0);
+  constexpr int kVals = kRed ? bwd_red_values(Tr::kN, Tr::kNSplit, Tr::kVarB, Tr::kVarC) : 1;
+  constexpr int kSlotC = Tr::kVarB ? kPer * 4 : 0;  // value index of the first dC
   constexpr int kLanes = ChunkLanes<Tr>::kLaneStride;
+  constexpr int kWarps = Tr::kThreads / 32;
   using Scatter = LaneReduceScatter<kVals, kLanes>;
-  constexpr bool kPerChunk = Out::kPerChunk;
   const int lane_c = threadIdx.x % kLanes;
   const int warp = threadIdx.x / 32;
   const ChunkSmemLayout& l = L.chunk;
   const bool owner = Reduce::owner(s);
-  // A thread's outputs (o = tid + r * kThreads) are worked out once a chunk
-  // where it has at most 2 of them and at most 4 states: per group, their index
-  // arithmetic was ~70 of the loop's 489 instructions at (8,1536,2048,16)
-  // bf16 with the flags (sm_90 SASS). With 8 states a thread the registers
-  // it holds cost more (dstate 32: 148 -> 228): per group there.
-  constexpr int kOutIters = (Out::kOuts + Tr::kThreads - 1) / Tr::kThreads;
-  constexpr bool kOutsHoisted = kRed && !kPerChunk && kOutIters <= 2 && kPer <= 4;
-  Out outs[kOutsHoisted ? kOutIters : 1];
-  if constexpr (kOutsHoisted) {
-#pragma unroll
-    for (int r = 0; r < kOutIters; ++r) {
-      const int o = threadIdx.x + r * Tr::kThreads;
-      if (o < Out::kOuts) outs[r] = Out::at(p, tile, t0, o);
-    }
-  }
+  const long long part_base =
+      (static_cast<long long>(tile.b) * gridDim.x + blockIdx.x) * Tr::kN * p.f.seqlen + t0;
   const AccT* hist_col = hist + threadIdx.x;  // as bwd_forward_chunk wrote it
   for (int t = ((len + 3) / 4 - 1) * 4; t >= 0; t -= 4) {
     const AccT* hist_group = hist_col + t * kCount * Tr::kThreads;
@@ -452,44 +401,28 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
       }
     }
     if constexpr (kRed) {
-      // Channels of the warp, then warps in order: per group after a barrier
-      // (the other buffer was last read before it), or for the whole chunk
-      // in bwd_write_partials.
+      // Channels of the warp, then warps in order. One barrier per group:
+      // the other buffer was last read before it.
       Scatter::run(vals, lane_c);
-      const int group = t / 4;
-      float* buf = smem + L.red + (kPerChunk ? group : group & 1) * L.red_buf;
+      float* buf = smem + L.red + ((t / 4) & 1) * L.red_buf;
       if (Scatter::owner(lane_c)) {
         float* slot = buf + (warp * Tr::kNSplit + s) * kVals + Scatter::first(lane_c);
 #pragma unroll
         for (int v = 0; v < Scatter::kKeep; ++v) slot[v] = vals[v];
       }
-      if constexpr (!kPerChunk) {
-        __syncthreads();
-        if constexpr (kOutsHoisted) {
+      __syncthreads();
+      for (int o = threadIdx.x; o < kOuts; o += Tr::kThreads) {
+        const int j = o & 3;
+        if (t + j >= len) continue;
+        const bool is_c = o >= kOffC && Tr::kVarC;
+        const int n = (is_c ? o - kOffC : o) >> 2;
+        const int idx = (n % Tr::kNSplit) * kVals + (is_c ? kSlotC : 0) + (n / Tr::kNSplit) * 4 + j;
+        float sum = 0.0f;
 #pragma unroll
-          for (int r = 0; r < kOutIters; ++r) outs[r].write(buf, t, len);
-        } else {
-          for (int o = threadIdx.x; o < Out::kOuts; o += Tr::kThreads)
-            if (t + (o & 3) < len) Out::at(p, tile, t0, o).write(buf, t, len);
-        }
+        for (int w = 0; w < kWarps; ++w) sum += buf[w * Tr::kNSplit * kVals + idx];
+        float* part = is_c ? p.part_c : p.part_b;
+        part[part_base + static_cast<long long>(n) * p.f.seqlen + t + j] = sum;
       }
-    }
-  }
-}
-
-// The chunk's dB/dC sums over the warps (a buffer per group: see
-// bwd_reverse_chunk), as the whole block, after the barrier that follows
-// the reverse walk. Nothing to do with two buffers.
-template <typename Tr>
-__device__ __forceinline__ void bwd_write_partials(const SsmBwdParams& p, const Tile& tile, int t0,
-                                                   int len, const float* smem,
-                                                   const BwdSmemLayout& L) {
-  using Out = PartialOut<Tr>;
-  if constexpr (Out::kPerChunk) {
-    const int groups = (len + 3) / 4;
-    for (int o = threadIdx.x; o < Out::kOuts; o += Tr::kThreads) {
-      const Out out = Out::at(p, tile, t0, o);
-      for (int g = 0; g < groups; ++g) out.write(smem + L.red + g * L.red_buf, 4 * g, len);
     }
   }
 }

@@ -25,7 +25,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   using AccT = typename Tr::AccT;
   using CS = ChannelStates<Tr>;
   constexpr int kPer = CS::kPerThread;
-  constexpr BwdSmemLayout L = bwd_layout<Tr>();
+  constexpr BwdSmemLayout L = bwd_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kNSplit,
+                                              Tr::kVarB, Tr::kVarC, static_cast<int>(sizeof(AccT)));
   extern __shared__ float4 smem_raw[];
   float* smem = reinterpret_cast<float*>(smem_raw);
   const SsmFwdParams& f = p.f;

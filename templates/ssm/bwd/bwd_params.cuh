@@ -88,29 +88,23 @@ SSMTUNE_HD constexpr int bwd_red_values(int dstate, int n_split, bool var_b, boo
 // Shared memory of the sequential backward block, in floats. The first
 // part is the forward's chunk layout (dt, u rows per channel; B, C rows per
 // state). Then per channel: dy, and the two per-step sums over the states
-// (sb = sum_n g B, sa = sum_n g A a h_{t-1}); red_bufs buffers of per-warp
-// dB/dC sums of one group of 4 timesteps (warps x n_split x red values);
-// per (channel, group of 4) partial sums of dD and ddelta_bias; and the
+// (sb = sum_n g B, sa = sum_n g A a h_{t-1}); two buffers of per-warp dB/dC
+// sums of one group of 4 timesteps (warps x n_split x red values); per
+// (channel, group of 4) partial sums of dD and ddelta_bias; and the
 // recomputed a_t h_{t-1} of every (step, state, thread), AccT.
 struct BwdSmemLayout {
   ChunkSmemLayout chunk;     // staged inputs of phase 2 (with C)
   ChunkSmemLayout chunk_nc;  // phase 1 (no C rows)
   int dy, sb, sa;            // channel rows (chunk.row long)
   int red, red_buf;          // offset, floats per buffer
-  int red_bufs;              // 2 (per group, alternating) or chunk / 4 (a chunk's groups)
   int chan;                  // 2 * d_step * groups floats
   int hist;                  // offset in floats (16-byte aligned)
   int floats;                // total
 };
 
-// chan: channels a thread. blocks: the resident blocks per SM the kernel is
-// built for (BwdTraits::kMinBlocks; 0: unknown). Where a buffer per group
-// of the chunk still lets `blocks` blocks share an sm_90 SM, the dB/dC sums over
-// the warps run once a chunk, after the reverse walk (no barrier per group);
-// else two buffers alternate and each group's sums follow a barrier.
 SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_step, int n_split,
                                                    bool var_b, bool var_c, int acc_bytes,
-                                                   int chan = 1, int blocks = 0) {
+                                                   int chan = 1) {
   BwdSmemLayout l{};
   l.chunk = chunk_smem_layout(dstate, chunk, d_step, var_b, var_c);
   l.chunk_nc = chunk_smem_layout(dstate, chunk, d_step, var_b, false);
@@ -121,20 +115,11 @@ SSMTUNE_HD constexpr BwdSmemLayout bwd_smem_layout(int dstate, int chunk, int d_
   l.red = l.sa + rows;
   const int warps = (d_step * n_split / chan + 31) / 32;
   l.red_buf = warps * n_split * bwd_red_values(dstate, n_split, var_b, var_c);
+  l.chan = l.red + 2 * l.red_buf;
   const int per = (dstate + n_split - 1) / n_split;
-  const int hist_floats = chunk * per * d_step * n_split * (acc_bytes / 4);
-  for (int pass = 0; pass < 2; ++pass) {  // a buffer per group if it fits, else 2
-    const int bufs = pass == 0 ? chunk / 4 : 2;
-    l.red_bufs = bufs;
-    l.chan = l.red + bufs * l.red_buf;
-    l.hist = l.chan + 2 * d_step * (chunk / 4);
-    l.hist = (l.hist + 3) / 4 * 4;
-    l.floats = l.hist + hist_floats;
-    const long long bytes = 4LL * l.floats;
-    const bool fits = blocks > 0 && bytes <= kSm90SmemPerBlock &&
-                      blocks * (bytes + kSm90SmemReservedPerBlock) <= kSm90SmemPerSm;
-    if (bufs > 2 && l.red_buf > 0 && fits) break;
-  }
+  l.hist = l.chan + 2 * d_step * (chunk / 4);
+  l.hist = (l.hist + 3) / 4 * 4;
+  l.floats = l.hist + chunk * per * d_step * n_split * (acc_bytes / 4);
   return l;
 }
 

@@ -30,7 +30,9 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
   using Ch = ChunkChains<Tr>;
   constexpr int kPer = Ch::kPer, kChan = Ch::kChan, kCount = Ch::kCount;
   constexpr int kGroups = Tr::kChunk / 4;
-  constexpr BwdSmemLayout L = bwd_layout<Tr>();
+  constexpr BwdSmemLayout L =
+      bwd_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kNSplit, Tr::kVarB, Tr::kVarC,
+                      static_cast<int>(sizeof(AccT)), Tr::kChan);
   extern __shared__ float4 smem_raw[];
   float* smem = reinterpret_cast<float*>(smem_raw);
   AccT* hist = reinterpret_cast<AccT*>(smem + L.hist);
@@ -179,7 +181,6 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
     bwd_reverse_chunk<Tr>(p, tile, cs, acc, c, s, t0, len, smem, L, hist);
     __syncthreads();
     bwd_write_chunk<Tr>(p, tile, t0, len, smem, L);
-    bwd_write_partials<Tr>(p, tile, t0, len, smem, L);
     __syncthreads();
     if (static_cast<int>(threadIdx.x) < tile.nd) {
       const int groups = (len + 3) / 4;

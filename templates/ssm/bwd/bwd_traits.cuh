@@ -76,14 +76,6 @@ struct BwdTraits {
                 "fp64 accumulation only with the accurate exp");
 };
 
-// The chunked kernels' shared memory for traits Tr (as the host's
-// shared_bytes works it out from the config).
-template <typename Tr>
-SSMTUNE_HD constexpr BwdSmemLayout bwd_layout() {
-  return bwd_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kNSplit, Tr::kVarB, Tr::kVarC,
-                         static_cast<int>(sizeof(typename Tr::AccT)), Tr::kChan, Tr::kMinBlocks);
-}
-
 // The same variant without variable C: phase 1 stages no C rows.
 template <typename Tr>
 struct BwdNoC : Tr {
