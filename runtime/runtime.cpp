@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
@@ -144,13 +145,22 @@ Status check_scratch_alignment(const void* scratch) {
   return Status::ok();
 }
 
+// Where a runtime has no database to write cubins to: one in-memory cache for
+// the process, so a runtime created after another (a second device, a test's
+// forced configs, a read-only database) reuses what the first compiled. Keys
+// hash everything that changes a cubin (sources, options, NVRTC, arch).
+std::shared_ptr<jit::CubinCache> process_memory_cubins() {
+  static const std::shared_ptr<jit::CubinCache> cache = std::make_shared<jit::MemoryCubinCache>();
+  return cache;
+}
+
 }  // namespace
 
 struct Runtime::Impl {
   jit::Context context;
   jit::DeviceInfo device;
   std::unique_ptr<cache::DbStack> db;  // selection (local, then shared layers); guarded by db_mu
-  std::unique_ptr<jit::CubinCache> cubins;
+  std::shared_ptr<jit::CubinCache> cubins;  // the database's, or process_memory_cubins()
   std::unique_ptr<jit::Compiler> compiler;
   Versions versions;
   std::mutex db_mu;
@@ -332,7 +342,7 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
       SSMTUNE_ASSIGN_OR_RETURN(cache::TuningDb ro,
                                cache::TuningDb::open(path, cache::OpenMode::kReadOnly));
       impl->db = std::make_unique<cache::DbStack>(std::move(ro), std::move(shared));
-      impl->cubins = std::make_unique<jit::MemoryCubinCache>();
+      impl->cubins = process_memory_cubins();
     } else {
       if (!db) return db.status();
       impl->db = std::make_unique<cache::DbStack>(std::move(*db), std::move(shared));
@@ -344,7 +354,7 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
       impl->tuner = std::make_unique<LibraryTuner>(std::move(to), sources);
     }
   } else {
-    impl->cubins = std::make_unique<jit::MemoryCubinCache>();
+    impl->cubins = process_memory_cubins();
   }
   impl->compiler = std::make_unique<jit::Compiler>(std::move(sources), impl->cubins.get(), 1);
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
