@@ -24,6 +24,9 @@ step() {  # step NAME SECONDS CMD...
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 shape_seed=(--batch 8 --dim 256 --seqlen 1024 --dstate 4)
 shape_mid=(--batch 8 --dim 1536 --seqlen 2048 --dstate 16)
+shape_large=(--batch 4 --dim 5120 --seqlen 8192 --dstate 16)
+# The backward as a Mamba block trains it: bf16, the block's flags, saved states.
+bwd_block=(--family bwd --dtype bf16 --with-d --with-z --delta-bias --softplus --saved-states)
 for part in "${@:2}"; do
   case "$part" in
     tests) step gpu_tests 270 ctest --test-dir "$build" -L gpu --output-on-failure ;;
@@ -50,14 +53,13 @@ for part in "${@:2}"; do
     # shapes, the block's flags, saved states (each config checked against fp64
     # before it is timed).
     bwd_chan)
-      flags=(--family bwd --dtype bf16 --with-d --with-z --delta-bias --softplus --saved-states)
       chan=(seq.K16.D32.fp32.t128.s4.fast.b3 seq.K16.D32.fp32.t128.s4.fast
             seq.K16.D32.fp32.t64.s4.fast.c2 seq.K16.D64.fp32.t128.s4.fast.c2
             seq.K8.D32.fp32.t64.s4.fast.c2 seq.K16.D16.fp32.t32.s4.fast.c2)
-      TAIL=10 step bwd_chan_mid 120 "$build/ssmtune" bench "${shape_mid[@]}" "${flags[@]}" \
+      TAIL=10 step bwd_chan_mid 120 "$build/ssmtune" bench "${shape_mid[@]}" "${bwd_block[@]}" \
         --config "${chan[@]}"
-      TAIL=10 step bwd_chan_large 200 "$build/ssmtune" bench --batch 4 --dim 5120 --seqlen 8192 \
-        --dstate 16 "${flags[@]}" --config "${chan[@]:1}"
+      TAIL=10 step bwd_chan_large 200 "$build/ssmtune" bench "${shape_large[@]}" "${bwd_block[@]}" \
+        --config "${chan[@]:1}"
       TAIL=10 step bwd_chan_fp32 120 "$build/ssmtune" bench "${shape_mid[@]}" --family bwd \
         --saved-states --config "${chan[@]}" ;;
     bwd_ab)
@@ -69,10 +71,9 @@ for part in "${@:2}"; do
         tpl=()
         [ "$v" = old ] && tpl=(env "SSMTUNE_TEMPLATE_DIR=$TPL_OLD")
         TAIL=6 step "bwd_ab_mid_$v" 90 "${tpl[@]}" "$build/ssmtune" bench "${shape_mid[@]}" \
-          --family bwd --dtype bf16 --with-d --with-z --delta-bias --softplus --saved-states
-        TAIL=6 step "bwd_ab_large_$v" 120 "${tpl[@]}" "$build/ssmtune" bench --batch 4 \
-          --dim 5120 --seqlen 8192 --dstate 16 --family bwd --dtype bf16 --with-d --with-z \
-          --delta-bias --softplus --saved-states
+          "${bwd_block[@]}"
+        TAIL=6 step "bwd_ab_large_$v" 120 "${tpl[@]}" "$build/ssmtune" bench "${shape_large[@]}" \
+          "${bwd_block[@]}"
         TAIL=6 step "bwd_ab_fp32_$v" 90 "${tpl[@]}" "$build/ssmtune" bench "${shape_mid[@]}" \
           --family bwd --saved-states
       done ;;
