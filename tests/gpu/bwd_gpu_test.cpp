@@ -137,15 +137,16 @@ std::vector<BwdConfig> configs_for(const BwdProblem& p, size_t max_shared) {
   }
   // The warp scan: one warp a channel, fp32 at chunk 128 and fp64 at 256;
   // several warps a channel: 2 on each of 2 channels (chunk 256), 8 on one
-  // (chunk 1024) and fp64 with 4 warps of 8 items (chunk 1024), where the
-  // B/C rows fit.
+  // (chunk 1024), 16 on one (chunk 2048) and fp64 with 4 warps of 8 items
+  // (chunk 1024), where the B/C rows fit.
   struct Ws {
     BwdAcc acc;
     int chunk, d_step, warps;
   };
   for (const Ws& w :
        {Ws{BwdAcc::kF32, 128, 4, 1}, Ws{BwdAcc::kF64, 256, 2, 1}, Ws{BwdAcc::kF32, 256, 2, 2},
-        Ws{BwdAcc::kF32, 1024, 1, 8}, Ws{BwdAcc::kF64, 1024, 1, 4}}) {
+        Ws{BwdAcc::kF32, 1024, 1, 8}, Ws{BwdAcc::kF32, 2048, 1, 16},
+        Ws{BwdAcc::kF64, 1024, 1, 4}}) {
     BwdConfig ws;
     ws.algo = BwdAlgo::kWarpScan;
     ws.chunk = w.chunk;

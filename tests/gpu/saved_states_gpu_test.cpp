@@ -72,6 +72,7 @@ const Grid kGrid[] = {
     {"bwd:b2.d16.l1000.n4.g1.fp32.D.bias.sp", false},
     {"bwd:b1.d40.l300.n64.g1.bf16.vB.vC.D.z", false},
     {"bwd:b2.d24.l2048.n16.g1.fp16.vB.vC.z", true},
+    {"bwd:b2.d4.l4100.n8.g1.bf16.vB.vC.D.z.bias.sp", false},  // 16 warps, chunks of 2048
 };
 
 const ScanAlgo kSavers[] = {ScanAlgo::kSequential, ScanAlgo::kPipelined, ScanAlgo::kSplit,
@@ -140,6 +141,10 @@ TEST_CASE("forwards save the backward's checkpoints; the backward reading them m
     if (bwd::check_config(p, ws, dev.max_shared_per_block).is_ok()) bwds.push_back(ws);
     ws.chunk = 512;  // 4 warps a channel, chunks of 512 (two or more: checkpoints to read)
     ws.d_step = 1;
+    if (p.fwd.seqlen > ws.chunk && bwd::check_config(p, ws, dev.max_shared_per_block).is_ok())
+      bwds.push_back(ws);
+    ws.chunk = 2048;  // 16 warps a channel, chunks of 2048 (the intervals past 1024)
+    ws.threads = 512;
     if (p.fwd.seqlen > ws.chunk && bwd::check_config(p, ws, dev.max_shared_per_block).is_ok())
       bwds.push_back(ws);
     for (const bwd::BwdConfig& bc : bwds) {

@@ -160,8 +160,8 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
   auto bad = [&c](const std::string& why) {
     return Status::invalid_argument("backward config " + c.key() + ": " + why);
   };
-  if (c.chunk < 4 || c.chunk > 1024 || c.chunk % 4 != 0)
-    return bad("chunk must be a multiple of 4 in [4, 1024]");
+  if (c.chunk < 4 || c.chunk > 4096 || c.chunk % 4 != 0)
+    return bad("chunk must be a multiple of 4 in [4, 4096]");
   if (c.d_step < 1 || c.d_step > 64) return bad("d_step must be in [1, 64]");
   if (!is_pow2(c.n_split) || c.n_split > 32) return bad("n_split must be a power of 2 <= 32");
   if (c.n_split > p.fwd.dstate) return bad("n_split exceeds dstate");
@@ -297,7 +297,7 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
     }
   }
   // Few channels, or a short sequence: the warp scan with several warps a
-  // channel (chunks of 128 x warps, up to 1024) instead of multipass, one
+  // channel (chunks of 128 x warps, up to 2048) instead of multipass, one
   // launch and no pass over segments. H200, `ssmtune bench`, fp32 with the
   // block's flags, ms, warp scan against multipass (the best of a tune where
   // given): (2,4,128,8) 0.0167 / 0.040; (2,4,1024,8) 0.0236 / 0.035 (best
@@ -307,17 +307,28 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   // them, (2,4,4096,8) 0.082 / 0.074). Not at more channels and steps:
   // (2,768,512,16) bf16 0.170 / 0.075, nor at dstate 16 past one chunk
   // ((2,4,2048,16) 0.094 / 0.046). At 128 steps and many channels one warp
-  // a channel still wins ((1,1536,128,16) bf16 0.0389 / 0.0444).
+  // a channel still wins ((1,1536,128,16) bf16 0.0389 / 0.0444). Past 1024
+  // steps 16 warps (a chunk of 2048) against 8 (1024), saved states:
+  // (2,4,2048,8) bf16 0.0392 / 0.0514, (2,4,4096,8) fp32 0.0588 / 0.0706,
+  // bf16 0.0703 / 0.0942; 8 warps of 8 steps (also 2048) 0.057 to 0.106.
   const int64_t channels = f.batch * f.dim;
   const bool one_chunk = f.seqlen <= 1024 && f.seqlen * f.dstate <= 16384;
   const bool few_states = f.seqlen <= 4096 && f.dstate <= 8;
   if (c.algo == BwdAlgo::kMultiPass &&
       (f.seqlen <= 128 || (channels <= 64 && (one_chunk || few_states)))) {
+    // Warps enough to cover the sequence, up to 16 (a chunk of 2048; 8 with
+    // fp64 sums, which spill at 512 threads), fewer where the chunk's B/C
+    // rows do not fit; 256 threads a block up to 8 warps a channel (more
+    // threads share the dB/dC sums over channels).
+    const int max_warps = c.acc == BwdAcc::kF32 ? 16 : 8;
     int warps = 1;
-    while (warps < 8 && 128 * warps < f.seqlen) warps *= 2;
-    // 256 threads a block: more threads share the dB/dC sums over channels.
-    const BwdConfig ws =
-        warp_scan(128 * warps, channels_a_block(f, 8 / warps), warps, c.acc, c.exp);
+    while (warps < max_warps && 128 * warps < f.seqlen) warps *= 2;
+    BwdConfig ws = warp_scan(128 * warps, channels_a_block(f, std::max(1, 8 / warps)), warps,
+                             c.acc, c.exp);
+    while (warps > 8 && !check_config(p, ws, limit).is_ok()) {
+      warps /= 2;
+      ws = warp_scan(128 * warps, channels_a_block(f, 8 / warps), warps, c.acc, c.exp);
+    }
     if (check_config(p, ws, limit).is_ok()) {
       c = ws;
       const int64_t chunks = (f.seqlen + ws.chunk - 1) / ws.chunk;
@@ -391,7 +402,7 @@ std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes
   for (int chunk : {128, 256})
     for (int channels : {2, 4, 8}) add(warp_scan(chunk, channels, 1));
   // Warp scan with 2 to 8 warps a channel (chunks of 128 to 1024 timesteps
-  // scanned by one block): where there are too few channels for a warp each
+  // scanned by one block; 16 below): where there are too few channels for a warp each
   // to fill the GPU.
   if (p.fwd.batch * p.fwd.dim < kFewChannels)
     for (int warps : {2, 4, 8})
@@ -399,6 +410,9 @@ std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes
         for (int items : {4, 8})
           if (32 * channels * warps <= 512 && 32 * warps * items <= 1024)
             add(warp_scan(32 * warps * items, channels, warps));
+  // 16 warps of 4 steps (one channel, a chunk of 2048) past 1024 steps.
+  if (p.fwd.batch * p.fwd.dim < kFewChannels && p.fwd.seqlen > 1024)
+    add(warp_scan(2048, 1, 16));
   // Multipass: the default's block (chunk 16 and 8) over 2 to 256 segments
   // of at least 2 chunks (fewer channels than SMs' worth of blocks leaves
   // most of the GPU idle without them; the best count depends on the shape).

@@ -4,7 +4,7 @@
 namespace ssmtune::bwd {
 
 bool valid_states_interval(int interval) {
-  return interval >= 4 && interval <= 1024 && (interval & (interval - 1)) == 0;
+  return interval >= 4 && interval <= 4096 && (interval & (interval - 1)) == 0;
 }
 
 int states_shift(int interval) {
