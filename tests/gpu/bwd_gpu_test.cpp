@@ -143,10 +143,9 @@ std::vector<BwdConfig> configs_for(const BwdProblem& p, size_t max_shared) {
     BwdAcc acc;
     int chunk, d_step, warps;
   };
-  for (const Ws& w :
-       {Ws{BwdAcc::kF32, 128, 4, 1}, Ws{BwdAcc::kF64, 256, 2, 1}, Ws{BwdAcc::kF32, 256, 2, 2},
-        Ws{BwdAcc::kF32, 1024, 1, 8}, Ws{BwdAcc::kF32, 2048, 1, 16},
-        Ws{BwdAcc::kF64, 1024, 1, 4}}) {
+  for (const Ws& w : {Ws{BwdAcc::kF32, 128, 4, 1}, Ws{BwdAcc::kF64, 256, 2, 1},
+                      Ws{BwdAcc::kF32, 256, 2, 2}, Ws{BwdAcc::kF32, 1024, 1, 8},
+                      Ws{BwdAcc::kF32, 2048, 1, 16}, Ws{BwdAcc::kF64, 1024, 1, 4}}) {
     BwdConfig ws;
     ws.algo = BwdAlgo::kWarpScan;
     ws.chunk = w.chunk;

@@ -323,8 +323,8 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
     const int max_warps = c.acc == BwdAcc::kF32 ? 16 : 8;
     int warps = 1;
     while (warps < max_warps && 128 * warps < f.seqlen) warps *= 2;
-    BwdConfig ws = warp_scan(128 * warps, channels_a_block(f, std::max(1, 8 / warps)), warps,
-                             c.acc, c.exp);
+    BwdConfig ws =
+        warp_scan(128 * warps, channels_a_block(f, std::max(1, 8 / warps)), warps, c.acc, c.exp);
     while (warps > 8 && !check_config(p, ws, limit).is_ok()) {
       warps /= 2;
       ws = warp_scan(128 * warps, channels_a_block(f, 8 / warps), warps, c.acc, c.exp);
@@ -411,8 +411,7 @@ std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes
           if (32 * channels * warps <= 512 && 32 * warps * items <= 1024)
             add(warp_scan(32 * warps * items, channels, warps));
   // 16 warps of 4 steps (one channel, a chunk of 2048) past 1024 steps.
-  if (p.fwd.batch * p.fwd.dim < kFewChannels && p.fwd.seqlen > 1024)
-    add(warp_scan(2048, 1, 16));
+  if (p.fwd.batch * p.fwd.dim < kFewChannels && p.fwd.seqlen > 1024) add(warp_scan(2048, 1, 16));
   // Multipass: the default's block (chunk 16 and 8) over 2 to 256 segments
   // of at least 2 chunks (fewer channels than SMs' worth of blocks leaves
   // most of the GPU idle without them; the best count depends on the shape).

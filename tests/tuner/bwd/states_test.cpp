@@ -13,7 +13,8 @@ TEST_CASE("saved states: intervals are powers of two in [4, 4096]", "[bwd]") {
     CHECK(valid_states_interval(i));
     CHECK((1 << states_shift(i)) == i);
   }
-  for (int i : {-16, 0, 1, 2, 3, 12, 20, 48, 3072, 8192, 1 << 20}) CHECK_FALSE(valid_states_interval(i));
+  for (int i : {-16, 0, 1, 2, 3, 12, 20, 48, 3072, 8192, 1 << 20})
+    CHECK_FALSE(valid_states_interval(i));
 }
 
 TEST_CASE("saved states: fp32 plans with a power-of-two chunk and more than one chunk", "[bwd]") {
