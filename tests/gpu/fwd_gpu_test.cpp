@@ -110,13 +110,14 @@ std::vector<FwdConfig> configs_for(const FwdProblem& p, size_t max_shared) {
     if (segments >= 2 && check_config(p, split, max_shared)) out.push_back(split);
   }
   // The warp scan with several warps a channel: 2 warps on each of 2
-  // channels, 8 on one (the default for very few channels), and 4 with fp64.
+  // channels, 8 and 16 on one (the defaults for very few channels), and 4
+  // with fp64.
   struct Wide {
     int d_step, warps;
     AccType acc;
   };
-  for (const Wide& w :
-       {Wide{2, 2, AccType::kF32}, Wide{1, 8, AccType::kF32}, Wide{1, 4, AccType::kF64}}) {
+  for (const Wide& w : {Wide{2, 2, AccType::kF32}, Wide{1, 8, AccType::kF32},
+                        Wide{1, 16, AccType::kF32}, Wide{1, 4, AccType::kF64}}) {
     FwdConfig c = default_config(p, ScanAlgo::kWarpScan, w.acc, max_shared);
     c.d_step = w.d_step;
     c.items = 4;

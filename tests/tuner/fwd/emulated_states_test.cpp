@@ -177,6 +177,15 @@ TEST_CASE("the warp scan's saving variant writes every checkpoint (emulated)", "
   using T4 = FwdTraits<__nv_bfloat16, float, 4, 1024, 1, 128, 8, 1, ExpKind::kAccurate, 0, true,
                        false, true, false, false, false, true, false>;
   check_saving<T4, true>(q, 3, 36);
+  // 16 warps a channel, 4 steps a lane (chunks of 2048, the default for very
+  // few channels past 1024 steps): checkpoints every 512 steps and every
+  // 2048 (every chunk's end); every flag, an initial state.
+  FwdProblem w = testing::shape(1, 2, 4500, 8, DType::kF32, 1);
+  w.has_d = w.has_z = w.has_delta_bias = w.delta_softplus = w.has_initial_state = true;
+  using T16 = FwdTraits<float, float, 8, 2048, 1, 512, 4, 1, ExpKind::kAccurate, 0, true, true,
+                        true, true, true, true, true, true>;
+  check_saving<T16, true>(w, 9, 37);
+  check_saving<T16, true>(w, 11, 38);
 }
 
 }  // namespace

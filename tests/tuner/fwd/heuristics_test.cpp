@@ -131,11 +131,13 @@ TEST_CASE("very few channels get several warps each of the warp scan", "[tuner]"
     int warps;
   };
   // mamba_ssm's test grid (2, 4, seqlen, 8) among them; the chunk covers the
-  // sequence up to 8 warps (1024 steps), one warp for 128 steps or fewer.
+  // sequence up to 16 warps (2048 steps), one warp for 128 steps or fewer.
   for (const Case& k :
-       {Case{shape(2, 4, 1024, 16, DType::kF32), 8}, Case{shape(2, 4, 4096, 8, DType::kF32), 8},
-        Case{shape(2, 4, 512, 8, DType::kF16), 4}, Case{shape(2, 4, 256, 8), 2},
-        Case{shape(2, 4, 128, 8), 1}, Case{shape(2, 4, 7, 8), 1}, Case{shape(1, 64, 2048, 16), 8},
+       {Case{shape(2, 4, 1024, 16, DType::kF32), 8}, Case{shape(2, 4, 4096, 8, DType::kF32), 16},
+        Case{shape(2, 4, 2048, 8, DType::kBF16), 16}, Case{shape(2, 4, 512, 8, DType::kF16), 4},
+        Case{shape(2, 4, 256, 8), 2}, Case{shape(2, 4, 128, 8), 1}, Case{shape(2, 4, 7, 8), 1},
+        // dstate 16: chunks of 2048 do not fit, 1024 do.
+        Case{shape(1, 64, 2048, 16), 8},
         // dstate 64: chunks of 1024 do not fit, 512 do.
         Case{shape(2, 4, 2048, 64, DType::kF32), 2}}) {
     const FwdDefaultChoice d = heuristic_default(k.p, kSms, kShared);
