@@ -41,11 +41,12 @@ class WarpScan final : public FwdAlgorithm {
         b.add_fp32(c);
       }
     // Several warps a channel (for few channels: fewer chunks one after
-    // another), up to 512 threads a block.
+    // another), up to 512 threads a block; 16 warps of 4 steps (the default
+    // past 1024 steps at very few channels: 8 steps would spill).
     for (int d_step : {1, 2, 4})
-      for (int warps : {2, 4, 8})
+      for (int warps : {2, 4, 8, 16})
         for (int items : {4, 8}) {
-          if (32 * warps * d_step > 512) continue;
+          if (32 * warps * d_step > 512 || (warps == 16 && items != 4)) continue;
           FwdConfig c;
           c.algo = id();
           c.d_step = d_step;
