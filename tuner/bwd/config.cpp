@@ -160,8 +160,9 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
   auto bad = [&c](const std::string& why) {
     return Status::invalid_argument("backward config " + c.key() + ": " + why);
   };
-  if (c.chunk < 4 || c.chunk > 4096 || c.chunk % 4 != 0)
-    return bad("chunk must be a multiple of 4 in [4, 4096]");
+  if (c.chunk < 4 || c.chunk > ssmtune_kernels::kBwdMaxChunk || c.chunk % 4 != 0)
+    return bad("chunk must be a multiple of 4 in [4, " +
+               std::to_string(ssmtune_kernels::kBwdMaxChunk) + "]");
   if (c.d_step < 1 || c.d_step > 64) return bad("d_step must be in [1, 64]");
   if (!is_pow2(c.n_split) || c.n_split > 32) return bad("n_split must be a power of 2 <= 32");
   if (c.n_split > p.fwd.dstate) return bad("n_split exceeds dstate");
@@ -323,11 +324,10 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
     const int max_warps = c.acc == BwdAcc::kF32 ? 16 : 8;
     int warps = 1;
     while (warps < max_warps && 128 * warps < f.seqlen) warps *= 2;
-    BwdConfig ws =
-        warp_scan(128 * warps, channels_a_block(f, std::max(1, 8 / warps)), warps, c.acc, c.exp);
-    while (warps > 8 && !check_config(p, ws, limit).is_ok()) {
-      warps /= 2;
-      ws = warp_scan(128 * warps, channels_a_block(f, 8 / warps), warps, c.acc, c.exp);
+    BwdConfig ws;
+    for (;; warps /= 2) {
+      ws = warp_scan(128 * warps, channels_a_block(f, std::max(1, 8 / warps)), warps, c.acc, c.exp);
+      if (warps <= 8 || check_config(p, ws, limit).is_ok()) break;
     }
     if (check_config(p, ws, limit).is_ok()) {
       c = ws;

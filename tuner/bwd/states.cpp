@@ -1,10 +1,13 @@
 // The saved states' interval rules.
 #include "tuner/bwd/states.h"
 
+#include "ssm/bwd/bwd_params.cuh"
+
 namespace ssmtune::bwd {
 
 bool valid_states_interval(int interval) {
-  return interval >= 4 && interval <= 4096 && (interval & (interval - 1)) == 0;
+  return interval >= 4 && interval <= ssmtune_kernels::kBwdMaxChunk &&
+         (interval & (interval - 1)) == 0;
 }
 
 int states_shift(int interval) {

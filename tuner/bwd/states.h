@@ -9,7 +9,7 @@
 
 namespace ssmtune::bwd {
 
-// The intervals a forward can save at: a power of two in [4, 4096] (its
+// The intervals a forward can save at: a power of two in [4, kBwdMaxChunk] (its
 // kernels test for a checkpoint with a mask, at the ends of groups of 4).
 bool valid_states_interval(int interval);
 // log2(interval) of a valid interval.

@@ -229,5 +229,8 @@ SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(long long batch, long l
 constexpr int kBwdFinalizeThreads = 256;
 constexpr int kBwdCombineThreads = 256;
 constexpr int kBwdFinalizeTasks = 5;
+// The longest chunk a backward kernel takes (host check and traits alike);
+// the saved states' intervals are chunks, so the same bound.
+constexpr int kBwdMaxChunk = 4096;
 
 }  // namespace ssmtune_kernels

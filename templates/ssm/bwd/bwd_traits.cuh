@@ -54,8 +54,8 @@ struct BwdTraits {
                    : (kAccDouble ? 1 : (kResident / kThreads > 1 ? kResident / kThreads : 1));
   static_assert(sizeof(AccT) == 4 || sizeof(AccT) == 8, "AccT must be float or double");
   static_assert(kN >= 1 && kN <= 256, "dstate must be in [1, 256]");
-  static_assert(kChunk >= 4 && kChunk <= 4096 && kChunk % 4 == 0,
-                "chunk must be a multiple of 4 in [4, 4096]");
+  static_assert(kChunk >= 4 && kChunk <= kBwdMaxChunk && kChunk % 4 == 0,
+                "chunk must be a multiple of 4 in [4, kBwdMaxChunk]");
   static_assert(kDStep >= 1 && kDStep <= 64, "d_step must be in [1, 64]");
   static_assert(kNSplit >= 1 && kNSplit <= 32 && (kNSplit & (kNSplit - 1)) == 0,
                 "n_split must be a power of two <= 32");
