@@ -3,7 +3,8 @@
 # elsewhere: the GPU suites, the per-algorithm bench table, tuning runs and
 # the seed's check. Outputs land in ${OUT:-out}/.
 # Usage: scripts/device_run.sh BUILD_DIR PART...
-#   (tests bench check tune_seed tune_mid db report overhead explain bwd_chan bwd_ab)
+#   (tests bench check tune_seed tune_mid db report overhead explain bwd_chan bwd_ab
+#    bwd_groups)
 # bwd_ab: TPL_OLD=DIR (a templates/ folder of an older tree) times the
 # backward default with those templates and with the build's own.
 set -uo pipefail
@@ -26,7 +27,8 @@ shape_seed=(--batch 8 --dim 256 --seqlen 1024 --dstate 4)
 shape_mid=(--batch 8 --dim 1536 --seqlen 2048 --dstate 16)
 shape_large=(--batch 4 --dim 5120 --seqlen 8192 --dstate 16)
 # The backward as a Mamba block trains it: bf16, the block's flags, saved states.
-bwd_block=(--family bwd --dtype bf16 --with-d --with-z --delta-bias --softplus --saved-states)
+bwd_flags=(--family bwd --with-d --with-z --delta-bias --softplus --saved-states)
+bwd_block=("${bwd_flags[@]}" --dtype bf16)
 for part in "${@:2}"; do
   case "$part" in
     tests) step gpu_tests 270 ctest --test-dir "$build" -L gpu --output-on-failure ;;
@@ -62,6 +64,28 @@ for part in "${@:2}"; do
         --config "${chan[@]:1}"
       TAIL=10 step bwd_chan_fp32 120 "$build/ssmtune" bench "${shape_mid[@]}" --family bwd \
         --saved-states --config "${chan[@]}" ;;
+    # The few-channel warp-scan backward with a channel's states over 1, 2, 4
+    # and 8 blocks (state groups), the block's flags, saved states, at mamba_ssm's
+    # test grid and a few more (each config checked against fp64 first).
+    bwd_groups)
+      for shape in "2 4 2048 8 bf16" "2 4 4096 8 fp32" "2 4 4096 8 bf16" "1 4 2048 4 bf16" \
+                   "2 32 4096 8 fp32" "2 4 3000 8 fp16"; do
+        read -r b d l n t <<<"$shape"
+        cfgs=()
+        for s in 1 2 4 8; do
+          [ "$s" -le "$n" ] && cfgs+=("ws.K2048.D1.fp32.t512.s$s.fast")
+        done
+        TAIL=8 step "bwd_groups_${b}_${d}_${l}_${n}_$t" 90 "$build/ssmtune" bench --batch "$b" \
+          --dim "$d" --seqlen "$l" --dstate "$n" "${bwd_flags[@]}" --dtype "$t" --config "${cfgs[@]}"
+      done
+      for shape in "2 4 1024 8 fp32" "2 4 2048 16 bf16" "2 64 2048 16 bf16"; do
+        read -r b d l n t <<<"$shape"
+        TAIL=8 step "bwd_groups_${b}_${d}_${l}_${n}_$t" 90 "$build/ssmtune" bench --batch "$b" \
+          --dim "$d" --seqlen "$l" --dstate "$n" "${bwd_flags[@]}" --dtype "$t" --config \
+          ws.K1024.D1.fp32.t256.s1.fast ws.K1024.D1.fp32.t256.s2.fast \
+          ws.K1024.D1.fp32.t256.s4.fast ws.K1024.D1.fp32.t256.s8.fast \
+          ws.K2048.D1.fp32.t512.s2.fast ws.K2048.D1.fp32.t512.s4.fast
+      done ;;
     bwd_ab)
       if [ -z "${TPL_OLD:-}" ] || [ ! -d "$TPL_OLD" ]; then
         echo "bwd_ab: set TPL_OLD to a templates folder"

@@ -52,7 +52,8 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_blelloch(const SsmFwdPar
       for (int n = 0; n < Tr::kN; ++n) {
         const AccT a2 = static_cast<AccT>(p.A[d * p.A_dim_stride + n] * a_scale<Tr>());
         ItemMaps<Tr> maps;
-        const Affine<AccT> agg = maps.build(p, it, a2, n, d, tid * Tr::kItems, len, s_b);
+        const Affine<AccT> agg =
+            maps.build(p, it, a2, n, d, tid * Tr::kItems, len, s_b + n * Tr::kChunk);
         const AccT hprev = s_h[c * Tr::kN + n];
         __syncthreads();  // everyone has read s_h and finished with the scan arrays
         s_a[tid] = agg.a;
@@ -92,7 +93,8 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_blelloch(const SsmFwdPar
         }
         __syncthreads();
         const Affine<AccT> excl{s_a[tid], s_x[tid]};
-        maps.rerun(p, excl.a * hprev + excl.b, n, d, tid * Tr::kItems, len, s_c, y);
+        maps.rerun(p, excl.a * hprev + excl.b, n, d, tid * Tr::kItems, len, s_c + n * Tr::kChunk,
+                   y);
         if (tid == 0) s_h[c * Tr::kN + n] = total.a * hprev + total.b;
       }
 #pragma unroll

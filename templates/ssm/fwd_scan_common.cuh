@@ -167,9 +167,20 @@ __device__ __forceinline__ void stage_bc(const SsmFwdParams& p, const Tile& tile
                                        blockDim.x);
 }
 
+// The same for kSlots states n_first + k * n_step only (the others are
+// another block's), state n_first + k * n_step in row k.
+template <typename Tr, int kBatch, int kSlots>
+__device__ __forceinline__ void stage_bc_states(const SsmFwdParams& p, const Tile& tile, int t0,
+                                                int len, float* s_b, float* s_c, int n_first,
+                                                int n_step) {
+  BcStage<Tr>::template stream<kBatch, kSlots>(p, tile, t0, len, s_b, s_c, Tr::kChunk, threadIdx.x,
+                                               blockDim.x, n_first, n_step);
+}
+
 // One thread's kItems B (or C) values of state n from chunk-local timestep
-// `first` on: staged rows (read four at a time where kItems allows) or the
-// constant (dim, dstate) value; 0 at or past len.
+// `first` on: state n's staged row `staged` (kChunk floats; read four at a
+// time where kItems allows) or the constant (dim, dstate) value; 0 at or
+// past len.
 template <typename Tr, bool kVar>
 __device__ __forceinline__ void bc_items(const SsmFwdParams& p, const void* base,
                                          long long dim_stride, const float* staged, int d, int n,
@@ -179,7 +190,7 @@ __device__ __forceinline__ void bc_items(const SsmFwdParams& p, const void* base
 #pragma unroll
     for (int i = 0; i < Tr::kItems; ++i) v[i] = c;
   } else {
-    const float* row = staged + n * Tr::kChunk + first;
+    const float* row = staged + first;
     if constexpr (Tr::kItems % 4 == 0) {
 #pragma unroll
       for (int q = 0; q < Tr::kItems / 4; ++q) {
@@ -205,12 +216,13 @@ struct ItemMaps {
   AccT a[Tr::kItems];
   AccT bx[Tr::kItems];
 
-  // `first`: chunk-local timestep of item 0; items at or past `len` are the identity.
+  // `first`: chunk-local timestep of item 0; items at or past `len` are the
+  // identity. b_row, c_row: state n's staged B (C) row.
   __device__ __forceinline__ Affine<AccT> build(const SsmFwdParams& p, const ThreadItems<Tr>& it,
                                                 AccT a2, int n, int d, int first, int len,
-                                                const float* s_b) {
+                                                const float* b_row) {
     float bv[Tr::kItems];
-    bc_items<Tr, Tr::kVarB>(p, p.B, p.B_batch_stride, s_b, d, n, first, len, bv);
+    bc_items<Tr, Tr::kVarB>(p, p.B, p.B_batch_stride, b_row, d, n, first, len, bv);
     Affine<AccT> agg{1, 0};
 #pragma unroll
     for (int i = 0; i < Tr::kItems; ++i) {
@@ -223,9 +235,9 @@ struct ItemMaps {
 
   // Re-runs the items from the incoming state h, adding C h to y.
   __device__ __forceinline__ void rerun(const SsmFwdParams& p, AccT h, int n, int d, int first,
-                                        int len, const float* s_c, AccT (&y)[Tr::kItems]) const {
+                                        int len, const float* c_row, AccT (&y)[Tr::kItems]) const {
     float cv[Tr::kItems];
-    bc_items<Tr, Tr::kVarC>(p, p.C, p.C_batch_stride, s_c, d, n, first, len, cv);
+    bc_items<Tr, Tr::kVarC>(p, p.C, p.C_batch_stride, c_row, d, n, first, len, cv);
 #pragma unroll
     for (int i = 0; i < Tr::kItems; ++i) {
       h = a[i] * h + bx[i];

@@ -104,48 +104,51 @@ struct BcStage {
   // kThreads, so the loop stays rolled: unrolled, its reads batch up and
   // take registers). A larger batch keeps kBatch reads of B and of C in
   // flight per round trip, for blocks alone on their SM whose staging is a
-  // chain of round trips.
-  template <int kBatch = 1>
+  // chain of round trips. kSlots rows: state n_first + k * n_step goes to
+  // row k (states past dstate are skipped); by default every state, row n.
+  template <int kBatch = 1, int kSlots = Tr::kN>
   __device__ __forceinline__ static void stream(const SsmFwdParams& p, const Tile& tile, int t0,
                                                 int len, float* s_b, float* s_c, int row, int tid,
-                                                int nthreads) {
+                                                int nthreads, int n_first = 0, int n_step = 1) {
+    constexpr int kAll = kSlots * kGroups;
     if constexpr (kBatch == 1) {
-      for (int i = tid; i < kTotal; i += nthreads) {
-        const int n = i / kGroups, t = (i % kGroups) * 4;
-        if (t >= len) continue;
+      for (int i = tid; i < kAll; i += nthreads) {
+        const int k = i / kGroups, t = (i % kGroups) * 4;
+        const int n = n_first + k * n_step;
+        if (t >= len || n >= Tr::kN) continue;
         const int valid = min(4, len - t);
         float v[4];
         if constexpr (Tr::kVarB) {
           load4<InT>(p.B, index_b(p, tile, n, t0 + t), valid, p.vec4 != 0, v);
-          sts4(s_b + n * row + t, v);
+          sts4(s_b + k * row + t, v);
         }
         if constexpr (Tr::kVarC) {
           load4<InT>(p.C, index_c(p, tile, n, t0 + t), valid, p.vec4 != 0, v);
-          sts4(s_c + n * row + t, v);
+          sts4(s_c + k * row + t, v);
         }
       }
     } else {
 #pragma unroll 1
-      for (int i0 = tid; i0 < kTotal; i0 += kBatch * nthreads) {
+      for (int i0 = tid; i0 < kAll; i0 += kBatch * nthreads) {
         float vb[kBatch][4], vc[kBatch][4];
 #pragma unroll
-        for (int k = 0; k < kBatch; ++k) {
-          const int i = i0 + k * nthreads;
-          const int n = i / kGroups, t = (i % kGroups) * 4;
-          if (i >= kTotal || t >= len) continue;
+        for (int j = 0; j < kBatch; ++j) {
+          const int i = i0 + j * nthreads;
+          const int n = n_first + (i / kGroups) * n_step, t = (i % kGroups) * 4;
+          if (i >= kAll || t >= len || n >= Tr::kN) continue;
           const int valid = min(4, len - t);
           if constexpr (Tr::kVarB)
-            load4<InT>(p.B, index_b(p, tile, n, t0 + t), valid, p.vec4 != 0, vb[k]);
+            load4<InT>(p.B, index_b(p, tile, n, t0 + t), valid, p.vec4 != 0, vb[j]);
           if constexpr (Tr::kVarC)
-            load4<InT>(p.C, index_c(p, tile, n, t0 + t), valid, p.vec4 != 0, vc[k]);
+            load4<InT>(p.C, index_c(p, tile, n, t0 + t), valid, p.vec4 != 0, vc[j]);
         }
 #pragma unroll
-        for (int k = 0; k < kBatch; ++k) {
-          const int i = i0 + k * nthreads;
-          const int n = i / kGroups, t = (i % kGroups) * 4;
-          if (i >= kTotal || t >= len) continue;
-          if constexpr (Tr::kVarB) sts4(s_b + n * row + t, vb[k]);
-          if constexpr (Tr::kVarC) sts4(s_c + n * row + t, vc[k]);
+        for (int j = 0; j < kBatch; ++j) {
+          const int i = i0 + j * nthreads;
+          const int k = i / kGroups, t = (i % kGroups) * 4;
+          if (i >= kAll || t >= len || n_first + k * n_step >= Tr::kN) continue;
+          if constexpr (Tr::kVarB) sts4(s_b + k * row + t, vb[j]);
+          if constexpr (Tr::kVarC) sts4(s_c + k * row + t, vc[j]);
         }
       }
     }

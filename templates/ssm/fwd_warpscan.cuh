@@ -102,14 +102,14 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
       for (int n = 0; n < Tr::kN; ++n) {
         const AccT a2 = static_cast<AccT>(s_a[c * Tr::kN + n]);
         ItemMaps<Tr> maps;
-        Affine<AccT> incl = maps.build(p, it, a2, n, d, first, len, s_b);
+        Affine<AccT> incl = maps.build(p, it, a2, n, d, first, len, s_b + n * Tr::kChunk);
         // Lane 0 folds the carried state into its map, so the scanned b parts
         // are the states themselves.
         const AccT hprev = lane == 0 ? s_h[c * Tr::kN + n] : AccT(0);
         AccT total;
         const AccT hin = warp_scan_affine<false>(incl, hprev, lane, total);
         if (ckpt != nullptr) ckpt[static_cast<long long>(n) * p.dim] = static_cast<float>(hin);
-        maps.rerun(p, hin, n, d, first, len, s_c, y);
+        maps.rerun(p, hin, n, d, first, len, s_c + n * Tr::kChunk, y);
         if (lane == 0) s_h[c * Tr::kN + n] = total;
       }
     } else {
@@ -126,7 +126,8 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
           if (n0 + q >= Tr::kN) break;
           const int n = n0 + q;
           const AccT a2 = static_cast<AccT>(s_a[c * Tr::kN + n]);
-          const Affine<AccT> incl = maps[q].build(p, it, a2, n, d, first, len, s_b);
+          const Affine<AccT> incl =
+              maps[q].build(p, it, a2, n, d, first, len, s_b + n * Tr::kChunk);
           total[q] = warp_scan_maps(incl, lane, excl[q]);
           AccT* w = s_w + 2 * ((buf * 2 + q) * kWarps + warp);
           if (lane == 0) {
@@ -147,7 +148,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
           for (int j = 0; j < sub; ++j) h = w[2 * j] * h + w[2 * j + 1];
           const AccT hin = excl[q].a * h + excl[q].b;
           if (ckpt != nullptr) ckpt[static_cast<long long>(n) * p.dim] = static_cast<float>(hin);
-          maps[q].rerun(p, hin, n, d, first, len, s_c, y);
+          maps[q].rerun(p, hin, n, d, first, len, s_c + n * Tr::kChunk, y);
           if (sub == kW - 1 && lane == 0) s_h[c * Tr::kN + n] = total[q].a * h + total[q].b;
         }
       }

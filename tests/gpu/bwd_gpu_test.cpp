@@ -1,9 +1,9 @@
-// Every backward algorithm (sequential, multipass, warp scan) and accumulation dtype
-// against the fp64 CPU backward reference, gradient by gradient (relative
-// L2, printed), over odd seqlens, dstate 1 to 256, groups, constant B/C,
-// every flag, the three input dtypes, an initial state and dlast; outputs
-// poisoned before each run; two runs must be bitwise equal; u with a batch
-// stride past 2^31.
+// Every backward algorithm (sequential, multipass, warp scan, its states over
+// several blocks) and accumulation dtype against the fp64 CPU backward
+// reference, gradient by gradient (relative L2, printed), over odd seqlens,
+// dstate 1 to 256, groups, constant B/C, every flag, the three input dtypes,
+// an initial state and dlast; outputs poisoned before each run; two runs
+// must be bitwise equal; u with a batch stride past 2^31.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -138,19 +138,22 @@ std::vector<BwdConfig> configs_for(const BwdProblem& p, size_t max_shared) {
   // The warp scan: one warp a channel, fp32 at chunk 128 and fp64 at 256;
   // several warps a channel: 2 on each of 2 channels (chunk 256), 8 on one
   // (chunk 1024), 16 on one (chunk 2048) and fp64 with 4 warps of 8 items
-  // (chunk 1024), where the B/C rows fit.
+  // (chunk 1024), where the B/C rows fit; a channel's states over 2 to 8
+  // blocks (state groups), where dstate has as many states.
   struct Ws {
     BwdAcc acc;
-    int chunk, d_step, warps;
+    int chunk, d_step, warps, groups;
   };
-  for (const Ws& w : {Ws{BwdAcc::kF32, 128, 4, 1}, Ws{BwdAcc::kF64, 256, 2, 1},
-                      Ws{BwdAcc::kF32, 256, 2, 2}, Ws{BwdAcc::kF32, 1024, 1, 8},
-                      Ws{BwdAcc::kF32, 2048, 1, 16}, Ws{BwdAcc::kF64, 1024, 1, 4}}) {
+  for (const Ws& w : {Ws{BwdAcc::kF32, 128, 4, 1, 1}, Ws{BwdAcc::kF64, 256, 2, 1, 1},
+                      Ws{BwdAcc::kF32, 256, 2, 2, 1}, Ws{BwdAcc::kF32, 1024, 1, 8, 1},
+                      Ws{BwdAcc::kF32, 2048, 1, 16, 1}, Ws{BwdAcc::kF64, 1024, 1, 4, 1},
+                      Ws{BwdAcc::kF32, 1024, 1, 8, 4}, Ws{BwdAcc::kF32, 2048, 1, 16, 2},
+                      Ws{BwdAcc::kF32, 128, 4, 1, 8}, Ws{BwdAcc::kF64, 256, 2, 1, 2}}) {
     BwdConfig ws;
     ws.algo = BwdAlgo::kWarpScan;
     ws.chunk = w.chunk;
     ws.d_step = w.d_step;
-    ws.n_split = 1;
+    ws.n_split = w.groups;
     ws.threads = 32 * w.d_step * w.warps;
     ws.acc = w.acc;
     ws.exp = w.acc == BwdAcc::kF32 ? BwdExp::kFast : BwdExp::kAccurate;

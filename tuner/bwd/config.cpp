@@ -40,14 +40,15 @@ bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 // SMs under 8 warps: the tuner then tries several warps a channel.
 constexpr int64_t kFewChannels = 1024;
 
-// A warp-scan config: `channels` a block, `warps` a channel, chunk timesteps.
+// A warp-scan config: `channels` a block, `warps` a channel, chunk
+// timesteps, a channel's states over `groups` blocks.
 BwdConfig warp_scan(int chunk, int channels, int warps, BwdAcc acc = BwdAcc::kF32,
-                    BwdExp exp = BwdExp::kFast) {
+                    BwdExp exp = BwdExp::kFast, int groups = 1) {
   BwdConfig ws;
   ws.algo = BwdAlgo::kWarpScan;
   ws.chunk = chunk;
   ws.d_step = channels;
-  ws.n_split = 1;
+  ws.n_split = groups;
   ws.threads = 32 * channels * warps;
   ws.acc = acc;
   ws.exp = exp;
@@ -146,10 +147,10 @@ size_t shared_bytes(const BwdProblem& p, const BwdConfig& c) {
   const int n = static_cast<int>(p.fwd.dstate);
   const bool var_b = p.fwd.variable_b, var_c = p.fwd.variable_c;
   if (c.algo == BwdAlgo::kWarpScan)
-    return sizeof(float) *
-           static_cast<size_t>(ssmtune_kernels::bwd_scan_smem_layout(
-                                   n, c.chunk, c.d_step, scan_warps(c), var_b, var_c, acc_bytes)
-                                   .floats);
+    return sizeof(float) * static_cast<size_t>(ssmtune_kernels::bwd_scan_smem_layout(
+                                                   n, c.chunk, c.d_step, scan_warps(c), var_b,
+                                                   var_c, acc_bytes, c.n_split)
+                                                   .floats);
   return sizeof(float) *
          static_cast<size_t>(ssmtune_kernels::bwd_smem_layout(n, c.chunk, c.d_step, c.n_split,
                                                               var_b, var_c, acc_bytes, c.chan)
@@ -169,7 +170,6 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
   if (c.chan != 1 && (c.algo != BwdAlgo::kSequential || (c.chan != 2 && c.chan != 4)))
     return bad("chan (channels a thread) must be 1, or 2 or 4 with the sequential algorithm");
   if (c.algo == BwdAlgo::kWarpScan) {
-    if (c.n_split != 1) return bad("warp scan: n_split must be 1 (warps per channel)");
     if (c.d_step > 32) return bad("warp scan: d_step must be at most 32");
     if (c.threads % (32 * c.d_step) != 0 || !is_pow2(scan_warps(c)))
       return bad("warp scan: threads must be 32 * d_step * warps a channel, a power of 2");
@@ -412,6 +412,15 @@ std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes
             add(warp_scan(32 * warps * items, channels, warps));
   // 16 warps of 4 steps (one channel, a chunk of 2048) past 1024 steps.
   if (p.fwd.batch * p.fwd.dim < kFewChannels && p.fwd.seqlen > 1024) add(warp_scan(2048, 1, 16));
+  // A channel's states over 2 to 8 blocks (state groups; at 8 and 16 warps
+  // a channel): the per-state chains of few channels on that many more SMs,
+  // each block staging only its states' B/C rows (so 16 warps fit at dstate
+  // 16), then a pass that sums the groups' du and ddelta terms.
+  if (p.fwd.batch * p.fwd.dim < kFewChannels)
+    for (int warps : {8, 16})
+      for (int groups : {2, 4, 8})
+        if (groups <= p.fwd.dstate && (warps == 8 || p.fwd.seqlen > 1024))
+          add(warp_scan(128 * warps, 1, warps, BwdAcc::kF32, BwdExp::kFast, groups));
   // Multipass: the default's block (chunk 16 and 8) over 2 to 256 segments
   // of at least 2 chunks (fewer channels than SMs' worth of blocks leaves
   // most of the GPU idle without them; the best count depends on the shape).

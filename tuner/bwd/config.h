@@ -29,7 +29,8 @@ struct BwdConfig {
   int chunk = 32;    // K: timesteps staged (and their history kept) per chunk;
                      // warp scan: 32 lanes x warps a channel x 4 to 16 items
   int d_step = 8;    // channels per block
-  int n_split = 4;   // threads sharing one channel's states (warp scan: 1)
+  int n_split = 4;   // threads sharing one channel's states (warp scan: blocks,
+                     // each running states s, s + n_split, ...; 1 for one block)
   int threads = 32;  // d_step * n_split, a multiple of 32 (warp scan: 32 * d_step *
                      // warps a channel, a power of 2)
   BwdAcc acc = BwdAcc::kF32;
@@ -48,7 +49,8 @@ struct BwdConfig {
   // "seq.K32.D8.fp32.t32.s4.fast" (multipass appends ".S<segments>"; more
   // channels a thread, ".c<chan>"; a block count, ".b<blocks>", last; warp
   // scan: "ws.K256.D4.fp32.t128.s1.fast", with 8 warps a channel
-  // "ws.K1024.D1.fp32.t256.s1.fast").
+  // "ws.K1024.D1.fp32.t256.s1.fast", its states over 4 blocks
+  // "ws.K1024.D1.fp32.t256.s4.fast").
   std::string key() const;
   static Result<BwdConfig> from_key(const std::string& key);
 };

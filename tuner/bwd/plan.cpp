@@ -63,7 +63,8 @@ Result<BwdPlan> plan_bwd(const BwdProblem& bp, const BwdConfig& c, size_t max_sh
   }
   plan.scratch = ssmtune_kernels::bwd_scratch_layout(
       p.batch, p.dim, p.groups, p.dstate, p.seqlen, c.chunk, c.d_step, p.variable_b, p.variable_c,
-      p.has_d, p.has_delta_bias, c.acc == BwdAcc::kF64 ? 8 : 4, plan.segments);
+      p.has_d, p.has_delta_bias, c.acc == BwdAcc::kF64 ? 8 : 4, plan.segments,
+      c.algo == BwdAlgo::kWarpScan ? c.n_split : 1);
   const unsigned smem = static_cast<unsigned>(shared_bytes(bp, c));
   plan.max_shared_bytes = smem;
   const unsigned tiles = static_cast<unsigned>(p.groups * plan.tiles_per_group);
@@ -72,9 +73,23 @@ Result<BwdPlan> plan_bwd(const BwdProblem& bp, const BwdConfig& c, size_t max_sh
     plan.kernels.push_back({kBwdHeader, kernel_expression(kernel, bp, c)});
     return static_cast<int>(plan.kernels.size()) - 1;
   };
-  if (c.algo != BwdAlgo::kMultiPass) {
-    const char* kernel = c.algo == BwdAlgo::kWarpScan ? "ssm_bwd_warpscan" : "ssm_bwd_sequential";
-    plan.launches.push_back({add(kernel), {tiles, static_cast<unsigned>(p.batch)}, block, smem});
+  if (c.algo == BwdAlgo::kWarpScan) {
+    // A channel's states over n_split blocks (grid z), then the sum of the
+    // groups' du and ddelta terms, a block per (channel, batch).
+    const unsigned groups = static_cast<unsigned>(c.n_split);
+    plan.launches.push_back(
+        {add("ssm_bwd_warpscan"), {tiles, static_cast<unsigned>(p.batch), groups}, block, smem});
+    if (groups > 1) {
+      const unsigned warps = ssmtune_kernels::kBwdStateSumThreads / 32;
+      plan.launches.push_back(
+          {add("ssm_bwd_state_sum"),
+           {static_cast<unsigned>(p.dim), static_cast<unsigned>(p.batch)},
+           jit::Dim3{static_cast<unsigned>(ssmtune_kernels::kBwdStateSumThreads)},
+           static_cast<unsigned>(warps * (c.acc == BwdAcc::kF64 ? 8 : 4))});
+    }
+  } else if (c.algo == BwdAlgo::kSequential) {
+    plan.launches.push_back(
+        {add("ssm_bwd_sequential"), {tiles, static_cast<unsigned>(p.batch)}, block, smem});
   } else {
     const jit::Dim3 grid{tiles, static_cast<unsigned>(p.batch),
                          static_cast<unsigned>(plan.segments)};

@@ -141,6 +141,8 @@ Status BwdKernel::launch_on(ssmtune_kernels::SsmBwdParams params, CUstream strea
   params.part_a = reinterpret_cast<float*>(base + l.part_a);
   params.part_d = reinterpret_cast<float*>(base + l.part_d);
   params.part_bias = reinterpret_cast<float*>(base + l.part_bias);
+  params.part_sb = base + l.part_sb;
+  params.part_sa = base + l.part_sa;
   params.n_chunks = plan_.n_chunks;
   params.tiles_per_group = plan_.tiles_per_group;
   params.segments = plan_.segments;

@@ -5,4 +5,5 @@
 #include "ssm/bwd/bwd_finalize.cuh"
 #include "ssm/bwd/bwd_multipass.cuh"
 #include "ssm/bwd/bwd_sequential.cuh"
+#include "ssm/bwd/bwd_state_sum.cuh"
 #include "ssm/bwd/bwd_warpscan.cuh"

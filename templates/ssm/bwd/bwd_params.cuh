@@ -52,6 +52,12 @@ struct SsmBwdParams {
   float* part_a;     // [(r, d, n)]
   float* part_d;     // [(r, d)]
   float* part_bias;  // [(r, d)]
+  // Warp scan with its states split over n_split blocks (state groups),
+  // AccT: per (group, b, d, t) the group's sums over its states of g B
+  // (part_sb) and of A g a h_{t-1} (part_sa), [((group * batch + b) * dim
+  // + d) * seqlen + t], from which ssm_bwd_state_sum forms du and ddelta.
+  void* part_sb;
+  void* part_sa;
   int n_chunks;      // ceil(seqlen / chunk)
   int tiles_per_group;
   int segments;  // multipass: segments of seg_chunks chunks (the last may be shorter)
@@ -135,7 +141,8 @@ struct BwdScanSmemLayout {
 };
 
 // Shared memory of the warp-scan backward block, in floats: the chunk's
-// variable B and C rows (n * chunk + t); two buffers of the channels'
+// variable B and C rows of the block's states (ceil(dstate / n_split) of
+// them with the states split over n_split blocks; row k * chunk + t); two buffers of the channels'
 // variable dB/dC values of one state (buffer, channel, kind, t); per
 // (channel, state): A pre-scaled and A, then AccT: the state entering the
 // chunk and the adjoint carry (double-buffered by chunk with several warps a
@@ -145,9 +152,9 @@ struct BwdScanSmemLayout {
 // end, their dD and ddelta_bias sums.
 SSMTUNE_HD constexpr BwdScanSmemLayout bwd_scan_smem_layout(int dstate, int chunk, int d_step,
                                                             int warps, bool var_b, bool var_c,
-                                                            int acc_bytes) {
+                                                            int acc_bytes, int n_split = 1) {
   BwdScanSmemLayout l{};
-  const int rows = dstate * chunk;
+  const int rows = (dstate + n_split - 1) / n_split * chunk;
   const int kinds = (var_b ? 1 : 0) + (var_c ? 1 : 0);
   const int per = d_step * dstate;
   const int words = acc_bytes / 4;
@@ -175,12 +182,14 @@ SSMTUNE_HD constexpr BwdScanSmemLayout bwd_scan_smem_layout(int dstate, int chun
 // dstate * dim AccT; variable dB/dC partials batch * groups *
 // tiles_per_group * dstate * seqlen fp32 each (constant: batch * segments
 // * dim * dstate); dA partials batch * segments * dim * dstate; dD and
-// ddelta_bias partials batch * segments * dim; then the checkpoints, batch
+// ddelta_bias partials batch * segments * dim; the warp scan's per-group
+// sums over states with its states split over state_groups > 1 blocks, 2 *
+// state_groups * batch * dim * seqlen AccT; then the checkpoints, batch
 // * (n_chunks - 1) * dstate * dim AccT (1/chunk of a (batch, dim, seqlen,
 // dstate) tensor), which a launch given the forward's saved states does not
 // need: it needs only the bytes before them (ckpt).
 struct BwdScratchLayout {
-  long long ckpt, carries, part_b, part_c, part_a, part_d, part_bias;
+  long long ckpt, carries, part_b, part_c, part_a, part_d, part_bias, part_sb, part_sa;
   long long bytes;
 };
 
@@ -198,7 +207,8 @@ SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(long long batch, long l
                                                          long long seqlen, int chunk, int d_step,
                                                          bool var_b, bool var_c, bool has_d,
                                                          bool has_bias, int acc_bytes,
-                                                         long long segments = 1) {
+                                                         long long segments = 1,
+                                                         long long state_groups = 1) {
   BwdScratchLayout l{};
   const long long tiles = groups * tiles_per_group(static_cast<int>(dim / groups), d_step);
   const long long rows = batch * segments;
@@ -217,6 +227,11 @@ SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(long long batch, long l
   at += bwd_align256(has_d ? rows * dim * 4 : 0);
   l.part_bias = at;
   at += bwd_align256(has_bias ? rows * dim * 4 : 0);
+  const long long sums = state_groups > 1 ? state_groups * batch * dim * seqlen * acc_bytes : 0;
+  l.part_sb = at;
+  at += bwd_align256(sums);
+  l.part_sa = at;
+  at += bwd_align256(sums);
   // Last, so that a launch given saved states needs only the first l.ckpt bytes.
   l.ckpt = at;
   at += bwd_align256(bwd_ckpt_bytes(batch, dim, dstate, seqlen, chunk, acc_bytes));
@@ -227,6 +242,8 @@ SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(long long batch, long l
 // Threads per block of the finalize kernel, and its grid's y (one task each:
 // dB, dC, dA, dD, ddelta_bias); threads per block of the multipass combine.
 constexpr int kBwdFinalizeThreads = 256;
+// Threads per block of ssm_bwd_state_sum (one block per (batch, channel) row).
+constexpr int kBwdStateSumThreads = 256;
 constexpr int kBwdCombineThreads = 256;
 constexpr int kBwdFinalizeTasks = 5;
 // The longest chunk a backward kernel takes (host check and traits alike);

@@ -18,6 +18,8 @@ struct BwdTraits {
   static constexpr int kN = kN_;
   static constexpr int kChunk = kChunk_;
   static constexpr int kDStep = kDStep_;
+  // Chunked kernels: threads sharing a channel's states; warp scan: blocks
+  // (state groups, grid z).
   static constexpr int kNSplit = kNSplit_;
   // kItems_ > 0: the warp-scan backward (kWarps warps per channel, kItems_
   // consecutive timesteps a lane, a chunk of 32 * kWarps * kItems_); 0: the
@@ -60,10 +62,10 @@ struct BwdTraits {
   static_assert(kNSplit >= 1 && kNSplit <= 32 && (kNSplit & (kNSplit - 1)) == 0,
                 "n_split must be a power of two <= 32");
   static_assert(kNSplit <= kN, "n_split must not exceed dstate");
-  static_assert(!kWarpScan || (kNSplit == 1 && kChunk % (32 * kItems_) == 0 &&
-                               (kWarps & (kWarps - 1)) == 0 && kItems_ % 4 == 0 && kDStep <= 32),
-                "warp scan: n_split 1, chunk 32 * warps * items (warps a power of 2, items a "
-                "multiple of 4), d_step <= 32");
+  static_assert(!kWarpScan || (kChunk % (32 * kItems_) == 0 && (kWarps & (kWarps - 1)) == 0 &&
+                               kItems_ % 4 == 0 && kDStep <= 32),
+                "warp scan: chunk 32 * warps * items (warps a power of 2, items a multiple of 4), "
+                "d_step <= 32");
   static_assert(kChan == 1 || (!kWarpScan && (kChan == 2 || kChan == 4) && kDStep % kChan == 0 &&
                                kNSplit >= kChan),
                 "channels a thread: 1, or 2 or 4 in the chunked kernels (d_step a multiple, "

@@ -17,10 +17,19 @@
 // state), and each warp folds those of the warps before it (the adjoint:
 // after it) into its incoming value.
 //
+// With n_split > 1 (state groups) a channel's states are split over that
+// many blocks (grid z; block z runs states z, z + n_split, ...): for few
+// channels, n_split times the SMs on the chains one after another, each
+// staging only its states' B/C rows. Each group leaves its per-step sums
+// over its states (the du and ddelta terms) in part_sb/part_sa, and
+// ssm_bwd_state_sum adds the groups' in order and writes du, ddelta and
+// ddelta_bias's partials; the first group writes dz and dD's partials.
+//
 // Sums in a fixed order (bitwise reproducible): over a lane's items in
 // order, over the warp by a butterfly, over a channel's warps and the
-// block's channels in warp order, over tiles, batch and chunks by
-// ssm_bwd_finalize. Partials as the sequential kernel's (rows = batch).
+// block's channels in warp order, over state groups in group order, over
+// tiles, batch and chunks by ssm_bwd_finalize. Partials as the sequential
+// kernel's (rows = batch).
 #pragma once
 
 #include "ssm/bwd/bwd_chunk.cuh"
@@ -85,8 +94,12 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   constexpr bool kRed = Tr::kVarB || Tr::kVarC;
   constexpr int kKindC = Tr::kVarB ? 1 : 0;  // red buffer kind of dC
   constexpr int kKinds = (Tr::kVarB ? 1 : 0) + (Tr::kVarC ? 1 : 0);
+  // State groups: this block runs states grp, grp + kS, ... (at most kSlots),
+  // state grp + k * kS with staged rows k.
+  constexpr int kS = Tr::kNSplit;
+  constexpr int kSlots = (kN + kS - 1) / kS;
   constexpr BwdScanSmemLayout L = bwd_scan_smem_layout(kN, kK, Tr::kDStep, kW, Tr::kVarB, Tr::kVarC,
-                                                       static_cast<int>(sizeof(AccT)));
+                                                       static_cast<int>(sizeof(AccT)), kS);
   constexpr int kPer = Tr::kDStep * kN;  // AccT per carried buffer
   // Staging reads in flight per thread: with several warps a channel a
   // block is one of few on its SM and a chunk's rows are long, so one read
@@ -101,6 +114,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   const SsmFwdParams& f = p.f;
 
   const Tile tile = make_tile<Tr>(f, blockIdx.x, blockIdx.y);
+  const int grp = kS > 1 ? static_cast<int>(blockIdx.z) : 0;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int c = warp / kW, w = warp % kW;  // channel of the tile, warp of the channel
   const int ct = w * 32 + lane;            // thread of the channel
@@ -151,19 +165,21 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
       const int t0 = j * kK;
       it.load(f, static_cast<int>(b), static_cast<int>(d), t0 + first, bias);
       __syncthreads();  // the previous chunk's B rows are consumed
-      stage_bc<BwdNoC<Tr>, kStageBatch>(f, tile, t0, kK, s_b, s_c);
+      stage_bc_states<BwdNoC<Tr>, kStageBatch, kSlots>(f, tile, t0, kK, s_b, s_c, grp, kS);
       __syncthreads();
-      for (int n = 0; n < kN; ++n) {
+      for (int k = 0; k < kSlots; ++k) {
+        const int n = grp + k * kS;
+        if (n >= kN) break;  // the same for the whole block
         ItemMaps<Tr> maps;
-        const Affine<AccT> m =
-            maps.build(f, it, static_cast<AccT>(s_a[n]), n, static_cast<int>(d), first, kK, s_b);
+        const Affine<AccT> m = maps.build(f, it, static_cast<AccT>(s_a[n]), n, static_cast<int>(d),
+                                          first, kK, s_b + k * kK);
         AccT total;
         if constexpr (kW == 1) {
           warp_scan_affine<false>(m, lane == 0 ? s_h(j)[n] : AccT(0), lane, total);
         } else {
           Affine<AccT> excl;
           const Affine<AccT> t = warp_scan_maps(m, lane, excl);
-          AccT* tot = s_tot + (n & 1) * kTotBuf;
+          AccT* tot = s_tot + (k & 1) * kTotBuf;
           if (lane == 0) {
             tot[4 * w] = t.a;
             tot[4 * w + 1] = t.b;
@@ -188,25 +204,30 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     const int len = min(kK, f.seqlen - t0);
     it.load(f, static_cast<int>(b), static_cast<int>(d), t0 + first, bias);
     float dy[kI];
-    bwd_dy_items<Tr>(p, b, d, t0 + first, active, dy);
+    bwd_dy_items<Tr>(p, b, d, t0 + first, active && grp == 0, dy);
     __syncthreads();  // the previous chunk's rows and states are consumed
-    stage_bc<Tr, kStageBatch>(f, tile, t0, len, s_b, s_c);
-    for (int n = ct; n < kN; n += 32 * kW) s_hc[n] = j == 0 ? h0_of(n) : ckpt[ckpt_index(j, n)];
+    stage_bc_states<Tr, kStageBatch, kSlots>(f, tile, t0, len, s_b, s_c, grp, kS);
+    for (int k = ct; k < kSlots && grp + k * kS < kN; k += 32 * kW) {
+      const int n = grp + k * kS;
+      s_hc[n] = j == 0 ? h0_of(n) : ckpt[ckpt_index(j, n)];
+    }
     __syncthreads();
     const AccT* r_in = s_r(j);  // the adjoint entering the chunk's last step
     AccT* r_next = s_r(j + 1);  // leaving its first (kW > 1: the other buffer)
     AccT sb[kI], sa[kI];        // per item: sum_n g B, sum_n A g a h_{t-1}
 #pragma unroll
     for (int i = 0; i < kI; ++i) sb[i] = sa[i] = 0;
-    for (int n = 0; n < kN; ++n) {
-      ItemMaps<Tr> maps;  // a and dt u B of this lane's items
-      const Affine<AccT> fwd =
-          maps.build(f, it, static_cast<AccT>(s_a[n]), n, static_cast<int>(d), first, len, s_b);
+    for (int k = 0; k < kSlots; ++k) {
+      const int n = grp + k * kS;
+      if (n >= kN) break;  // the same for the whole block
+      ItemMaps<Tr> maps;   // a and dt u B of this lane's items
+      const Affine<AccT> fwd = maps.build(f, it, static_cast<AccT>(s_a[n]), n, static_cast<int>(d),
+                                          first, len, s_b + k * kK);
       // The adjoint: g_t = C_t dy_t + r_t, r_{t-1} = a_t g_t; a lane maps
       // the r entering its last item to the r leaving its first.
       float cv[kI];
-      bc_items<Tr, Tr::kVarC>(f, f.C, f.C_batch_stride, s_c, static_cast<int>(d), n, first, len,
-                              cv);
+      bc_items<Tr, Tr::kVarC>(f, f.C, f.C_batch_stride, s_c + k * kK, static_cast<int>(d), n,
+                              first, len, cv);
       AccT q = 0;
 #pragma unroll
       for (int i = kI - 1; i >= 0; --i)
@@ -221,7 +242,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
         Affine<AccT> ef, er;
         const Affine<AccT> tf = warp_scan_maps(fwd, lane, ef);
         const Affine<AccT> tr = warp_scan_maps<true>(Affine<AccT>{fwd.a, q}, lane, er);
-        AccT* tot = s_tot + (n & 1) * kTotBuf;
+        AccT* tot = s_tot + (k & 1) * kTotBuf;
         if (lane == 0) {
           tot[4 * w] = tf.a;
           tot[4 * w + 1] = tf.b;
@@ -242,8 +263,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
         r = maps.a[i] * g[i];
       }
       float bv[kI];
-      bc_items<Tr, Tr::kVarB>(f, f.B, f.B_batch_stride, s_b, static_cast<int>(d), n, first, len,
-                              bv);
+      bc_items<Tr, Tr::kVarB>(f, f.B, f.B_batch_stride, s_b + k * kK, static_cast<int>(d), n,
+                              first, len, bv);
       const AccT a_true = static_cast<AccT>(s_at[n]);
       AccT h = hin, da = 0, db = 0, dc = 0;
       float vb[kI], vc[kI];  // variable dB, dC terms of this channel
@@ -291,7 +312,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
       } else if constexpr (kRed) {
         // Variable dB/dC of (n, t): summed over the block's channels in
         // channel order. Two buffers: one barrier per state.
-        float* buf = smem + L.red + (n & 1) * L.red_buf;
+        float* buf = smem + L.red + (k & 1) * L.red_buf;
         float* mine = buf + c * kKinds * kK + first;
 #pragma unroll
         for (int i = 0; i < kI; i += 4) {
@@ -310,8 +331,23 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
         }
       }
     }
-    // du, ddelta of the chunk's timesteps; this lane's dD, ddelta_bias sums.
-    if (active) {
+    if constexpr (kS > 1) {
+      // This group's sums over its states, for ssm_bwd_state_sum; dD's sum
+      // of dy u from the first group (every group's dy is the same).
+      if (active) {
+        const long long row = ((grp * static_cast<long long>(f.batch) + b) * dim + d) * f.seqlen;
+        AccT* psb = static_cast<AccT*>(p.part_sb) + row + t0 + first;
+        AccT* psa = static_cast<AccT*>(p.part_sa) + row + t0 + first;
+#pragma unroll
+        for (int i = 0; i < kI; ++i) {
+          if (first + i >= len) break;
+          psb[i] = sb[i];
+          psa[i] = sa[i];
+          if (grp == 0) part_d += static_cast<AccT>(dy[i] * it.u[i]);
+        }
+      }
+    } else if (active) {
+      // du, ddelta of the chunk's timesteps; this lane's dD, ddelta_bias sums.
       const bool vec = f.vec4 != 0;
       const float dd_w = Tr::kHasD ? f.D[d] : 0.0f;
 #pragma unroll
@@ -354,7 +390,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   __syncthreads();
   if (!active) return;
   const AccT* s_dr = s_r(0 + 1);  // the adjoint leaving chunk 0's first step
-  for (int n = ct; n < kN; n += 32 * kW) {
+  for (int k = ct; k < kSlots && grp + k * kS < kN; k += 32 * kW) {
+    const int n = grp + k * kS;
     const long long rdn = (b * dim + d) * kN + n;
     if constexpr (Tr::kH0)
       p.dh0[b * p.dh0_batch_stride + d * p.dh0_dim_stride + n] = static_cast<float>(s_dr[n]);
@@ -375,8 +412,10 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
       sum_d += s_wsum[2 * v];
       sum_bias += s_wsum[2 * v + 1];
     }
-    if constexpr (Tr::kHasD) p.part_d[b * dim + d] = static_cast<float>(sum_d);
-    if constexpr (Tr::kHasBias) p.part_bias[b * dim + d] = static_cast<float>(sum_bias);
+    // State groups: ddelta_bias's partials come from ssm_bwd_state_sum.
+    if constexpr (Tr::kHasD)
+      if (grp == 0) p.part_d[b * dim + d] = static_cast<float>(sum_d);
+    if constexpr (Tr::kHasBias && kS == 1) p.part_bias[b * dim + d] = static_cast<float>(sum_bias);
   }
 }
 

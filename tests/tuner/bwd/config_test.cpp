@@ -81,7 +81,11 @@ TEST_CASE("warp-scan legality: 32 lanes a channel, chunks of 32 x 4k items", "[b
   };
   CHECK(breaks([](BwdConfig& x) { x.chunk = 96; }, "warp scan: chunk"));  // 3 items a lane
   CHECK(breaks([](BwdConfig& x) { x.chunk = 1024; }, "warp scan: chunk"));
-  CHECK(breaks([](BwdConfig& x) { x.n_split = 2; }, "n_split must be 1"));
+  // A channel's states over n_split blocks: a power of 2, at most dstate.
+  CHECK(why(*BwdConfig::from_key("ws.K128.D4.fp32.t128.s2.fast")).empty());
+  CHECK(why(*BwdConfig::from_key("ws.K128.D4.fp32.t128.s4.fast")).empty());
+  CHECK(breaks([](BwdConfig& x) { x.n_split = 8; }, "n_split exceeds dstate"));
+  CHECK(breaks([](BwdConfig& x) { x.n_split = 3; }, "power of 2"));
   CHECK(breaks([](BwdConfig& x) { x.threads = 4; }, "32 * d_step"));
   CHECK(breaks([](BwdConfig& x) { x.threads = 0; }, "multiple of 32 in [32, 1024]"));
   CHECK(breaks([](BwdConfig& x) { x.segments = 2; }, "segments must be 1"));
@@ -96,6 +100,12 @@ TEST_CASE("warp-scan legality: 32 lanes a channel, chunks of 32 x 4k items", "[b
   x.chunk = 256;
   CHECK(check_config(mid(DType::kBF16, 256), x, 227 * 1024).message().find("shared memory") !=
         std::string::npos);
+  // Over 4 blocks each stages the rows of its 64 states only: within it.
+  x.n_split = 4;
+  CHECK(check_config(mid(DType::kBF16, 256), x, 227 * 1024).is_ok());
+  CHECK(shared_bytes(mid(DType::kBF16, 256), x) <
+        shared_bytes(mid(DType::kBF16, 256), *BwdConfig::from_key("ws.K256.D4.fp32.t128.s1.fast")) /
+            3);
   // 512 threads' worth of registers a SM, as the templates' rule.
   CHECK(rule_blocks(p, c) == 4);
   x = c;

@@ -1,4 +1,5 @@
-// The backward kernels (sequential, multipass, warp scan) run on the host through
+// The backward kernels (sequential, multipass, warp scan, the warp scan's
+// state sum) run on the host through
 // tests/support/cuda_emulation.h (threads as CUDA threads, shared memory
 // poisoned with NaN before each block) against the fp64 CPU reference: the
 // kernels' indexing, staging, reverse walk, fixed-order reductions, segment
@@ -93,7 +94,8 @@ void check_case(const BwdProblem& bp, uint64_t seed, int segments = 1) {
   INFO(valid.to_string());
   REQUIRE(valid.is_ok());
 
-  std::vector<unsigned char> scratch(static_cast<size_t>(plan->scratch.bytes), 0xCD);
+  // NaN in every scratch word: a partial the kernels never wrote shows in the outputs.
+  std::vector<unsigned char> scratch(static_cast<size_t>(plan->scratch.bytes), 0xFF);
   ssmtune_kernels::SsmBwdParams k = make_params(bp, t);
   char* base = reinterpret_cast<char*>(scratch.data());
   const auto& l = plan->scratch;
@@ -104,6 +106,8 @@ void check_case(const BwdProblem& bp, uint64_t seed, int segments = 1) {
   k.part_a = reinterpret_cast<float*>(base + l.part_a);
   k.part_d = reinterpret_cast<float*>(base + l.part_d);
   k.part_bias = reinterpret_cast<float*>(base + l.part_bias);
+  k.part_sb = base + l.part_sb;
+  k.part_sa = base + l.part_sa;
   k.n_chunks = plan->n_chunks;
   k.tiles_per_group = plan->tiles_per_group;
   k.segments = plan->segments;
@@ -123,6 +127,9 @@ void check_case(const BwdProblem& bp, uint64_t seed, int segments = 1) {
       if (is("ssm_bwd_finalize")) {  // shuffles: threads as threads
         emulation::launch(std::min(g.x, 16u), g.y, g.z, launch.block.x,
                           [&k] { ssmtune_kernels::ssm_bwd_finalize<Tr>(k); });
+      } else if (is("ssm_bwd_state_sum")) {  // shuffles: threads as threads
+        emulation::launch(g.x, g.y, g.z, launch.block.x,
+                          [&k] { ssmtune_kernels::ssm_bwd_state_sum<Tr>(k); });
       } else if constexpr (Tr::kWarpScan) {
         REQUIRE(is("ssm_bwd_warpscan"));
         emulation::launch(
@@ -312,11 +319,12 @@ TEST_CASE("emulated backward with several channels a thread matches the fp64 ref
 }
 
 // The warp scan: kWarps warps per channel, 32 lanes x kWarps x items a
-// chunk (one warp, 4 items: 128; 8 items: 256).
+// chunk (one warp, 4 items: 128; 8 items: 256); a channel's states over
+// kGroups blocks.
 template <typename InT, typename AccT, int kN, int kChunk, int kDStep, bool kVarB, bool kVarC,
-          bool kFlags, int kWarps = 1>
-using ScanTraits = BwdTraits<InT, AccT, kN, kChunk, kDStep, 1, kAcc, kVarB, kVarC, kFlags, kFlags,
-                             kFlags, kFlags, kFlags, kFlags, 0, kChunk / (32 * kWarps)>;
+          bool kFlags, int kWarps = 1, int kGroups = 1>
+using ScanTraits = BwdTraits<InT, AccT, kN, kChunk, kDStep, kGroups, kAcc, kVarB, kVarC, kFlags,
+                             kFlags, kFlags, kFlags, kFlags, kFlags, 0, kChunk / (32 * kWarps)>;
 
 TEST_CASE("emulated warp-scan backward matches the fp64 reference", "[bwd][emulated]") {
   // Two groups of 3 channels (a partial tile of 2 each), 3 chunks (the last
@@ -359,6 +367,33 @@ TEST_CASE("emulated warp-scan backward with several warps a channel matches the 
     BwdProblem p = make(1, 3, 1100, 4, 1, DType::kF16);
     p.fwd.variable_c = false;
     check_case<ScanTraits<__half, double, 4, 512, 2, true, false, false, 2>>(p, 44);
+  }
+}
+
+TEST_CASE(
+    "emulated warp-scan backward with its states over several blocks matches the fp64 "
+    "reference",
+    "[bwd][emulated]") {
+  // 8 states over 4 blocks, 4 warps on one channel, 3 chunks of 512 (the
+  // last partial), every flag, fp32.
+  check_case<ScanTraits<float, float, 8, 512, 1, true, true, true, 4, 4>>(
+      all_flags(make(2, 2, 1300, 8, 1, DType::kF32)), 61);
+  // dstate 5 over 4 blocks (the first group runs states 0 and 4, the
+  // others one: rows past dstate), bf16, 2 warps, two groups of 3 channels
+  // on tiles of 2 (a partial tile each), every flag.
+  check_case<ScanTraits<__nv_bfloat16, float, 5, 256, 2, true, true, true, 2, 4>>(
+      all_flags(make(1, 6, 700, 5, 2, DType::kBF16)), 62);
+  {  // constant B, fp16, 2 groups of 8 states, one warp, no flags
+    BwdProblem p = make(2, 3, 300, 16, 1, DType::kF16);
+    p.fwd.variable_b = false;
+    check_case<ScanTraits<__half, float, 16, 128, 1, false, true, false, 1, 2>>(p, 63);
+  }
+  {  // fp64 accumulation, constant C, 8 groups of one state, 2 warps, D and delta_bias
+    BwdProblem p = make(1, 3, 600, 8, 1, DType::kF32);
+    p.fwd.variable_c = false;
+    p.fwd.has_d = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
+    check_case<BwdTraits<float, double, 8, 256, 1, 8, kAcc, true, false, true, false, true, true,
+                         false, false, 0, 4>>(p, 64);
   }
 }
 

@@ -90,6 +90,44 @@ TEST_CASE("multipass plans: local, combine, chunks, finalize; no empty segment",
   CHECK(!plan_bwd(p, c).is_ok());
 }
 
+TEST_CASE("warp-scan plans over state groups: the scan, the state sum, finalize", "[bwd]") {
+  BwdProblem p;
+  p.fwd = testing::shape(2, 4, 2000, 8, DType::kBF16);
+  p.fwd.has_d = p.fwd.has_delta_bias = true;
+  auto one = plan_bwd(p, *BwdConfig::from_key("ws.K2048.D1.fp32.t512.s1.fast"), 227 * 1024);
+  REQUIRE(one.is_ok());
+  CHECK(one->launches.size() == 2);  // scan, finalize
+  CHECK(one->launches[0].grid.z == 1);
+  CHECK(one->scratch.part_sa == one->scratch.part_sb);  // no per-group sums
+  const BwdConfig c = *BwdConfig::from_key("ws.K2048.D1.fp32.t512.s4.fast");
+  auto plan = plan_bwd(p, c, 227 * 1024);
+  REQUIRE(plan.is_ok());
+  REQUIRE(plan->launches.size() == 3);
+  CHECK(plan->kernels[plan->launches[0].kernel].name_expression.rfind(
+            "ssmtune_kernels::ssm_bwd_warpscan<", 0) == 0);
+  CHECK(plan->kernels[plan->launches[1].kernel].name_expression.rfind(
+            "ssmtune_kernels::ssm_bwd_state_sum<", 0) == 0);
+  CHECK(plan->kernels[plan->launches[2].kernel].name_expression.rfind(
+            "ssmtune_kernels::ssm_bwd_finalize<", 0) == 0);
+  const auto& scan = plan->launches[0];
+  CHECK(scan.grid.x == 4);
+  CHECK(scan.grid.y == 2);
+  CHECK(scan.grid.z == 4);  // the state groups
+  CHECK(scan.block.x == 512);
+  // Each block stages 2 of the 8 states' B/C rows.
+  CHECK(scan.shared_bytes == shared_bytes(p, c));
+  CHECK(scan.shared_bytes < one->launches[0].shared_bytes / 3);
+  const auto& sum = plan->launches[1];
+  CHECK(sum.grid.x == 4);  // dim
+  CHECK(sum.grid.y == 2);  // batch
+  CHECK(sum.block.x == static_cast<unsigned>(ssmtune_kernels::kBwdStateSumThreads));
+  // Per group and (b, d, t) two fp32 sums, before the checkpoints.
+  const auto& s = plan->scratch;
+  CHECK(s.part_sa - s.part_sb >= 4LL * 2 * 4 * 2000 * 4);
+  CHECK(s.ckpt - s.part_sa >= 4LL * 2 * 4 * 2000 * 4);
+  CHECK(s.bytes > one->scratch.bytes);
+}
+
 TEST_CASE("backward plans reject illegal configs and problems", "[bwd]") {
   BwdProblem p;
   p.fwd = testing::shape(2, 64, 100, 16, DType::kF32);

@@ -1,0 +1,79 @@
+// The warp-scan backward with its states split over blocks (n_split state
+// groups) leaves, per group and (b, d, t), the group's sums over its states
+// of g B and of A g a h_{t-1}. This kernel adds the groups' in group order
+// and forms du = dt sum(g B) + D dy and ddelta = (u sum(g B) + sum(A g a
+// h_{t-1})) softplus'(.), as the one-group kernel does in place, and each
+// (b, d) row's ddelta_bias partial: its ddelta summed over t in a fixed
+// order (a thread's timesteps in order, the warp by a butterfly, the warps
+// in order). One block per (d, b); 64-bit indices.
+#pragma once
+
+#include "ssm/bwd/bwd_chunk.cuh"
+#include "ssm/bwd/bwd_warpscan.cuh"
+
+namespace ssmtune_kernels {
+
+template <typename Tr>
+__global__ void __launch_bounds__(kBwdStateSumThreads) ssm_bwd_state_sum(const SsmBwdParams p) {
+  using AccT = typename Tr::AccT;
+  using InT = typename Tr::InT;
+  constexpr int kS = Tr::kNSplit;
+  constexpr int kWarps = kBwdStateSumThreads / 32;
+  const SsmFwdParams& f = p.f;
+  const long long d = blockIdx.x, b = blockIdx.y;
+  const long long len = f.seqlen;
+  const long long plane = static_cast<long long>(f.batch) * f.dim * len;  // one group's sums
+  const AccT* sb_row = static_cast<const AccT*>(p.part_sb) + (b * f.dim + d) * len;
+  const AccT* sa_row = static_cast<const AccT*>(p.part_sa) + (b * f.dim + d) * len;
+  const float bias = Tr::kHasBias ? f.delta_bias[d] : 0.0f;
+  const float dd_w = Tr::kHasD ? f.D[d] : 0.0f;
+  const bool vec = f.vec4 != 0;
+  AccT part_bias = 0;
+  for (long long t = 4LL * threadIdx.x; t < len; t += 4LL * kBwdStateSumThreads) {
+    const int valid = static_cast<int>(min(4LL, len - t));
+    float dv[4], uv[4], dy[4];
+    load4<InT>(f.delta, b * f.delta_batch_stride + d * f.delta_dim_stride + t, valid, vec, dv);
+    load4<InT>(f.u, b * f.u_batch_stride + d * f.u_dim_stride + t, valid, vec, uv);
+    load4<InT>(p.dout, b * p.dout_batch_stride + d * p.dout_dim_stride + t, valid, vec, dy);
+    if constexpr (Tr::kHasZ) {
+      float z[4], y[4], dz[4];  // dz: written by the scan's first group
+      load4<InT>(f.z, b * f.z_batch_stride + d * f.z_dim_stride + t, valid, vec, z);
+      load4<InT>(f.out, b * f.out_batch_stride + d * f.out_dim_stride + t, valid, vec, y);
+      dy_group<Tr>(dy, z, y, dz);
+    }
+    float du[4], dd[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      AccT sb = 0, sa = 0;
+      if (k < valid)
+        for (int g = 0; g < kS; ++g) {
+          sb += sb_row[g * plane + t + k];
+          sa += sa_row[g * plane + t + k];
+        }
+      const float dt = transform_delta<Tr>(dv[k], bias);
+      const float s_bk = static_cast<float>(sb);
+      du[k] = dt * s_bk;
+      if constexpr (Tr::kHasD) du[k] = fmaf(dd_w, dy[k], du[k]);
+      dd[k] = fmaf(uv[k], s_bk, static_cast<float>(sa));
+      // softplus'(x) = sigmoid(x) = 1 - exp(-softplus(x)).
+      if constexpr (Tr::kSoftplus) dd[k] *= -expm1f(-dt);
+      if (k < valid) part_bias += static_cast<AccT>(dd[k]);
+    }
+    store4<InT>(p.du, b * p.du_batch_stride + d * p.du_dim_stride + t, valid, vec, du);
+    store4<InT>(p.ddelta, b * p.ddelta_batch_stride + d * p.ddelta_dim_stride + t, valid, vec, dd);
+  }
+  if constexpr (Tr::kHasBias) {
+    extern __shared__ float4 smem_raw[];
+    AccT* s_w = reinterpret_cast<AccT*>(smem_raw);
+    part_bias = bwd_warp_sum(part_bias);
+    if (threadIdx.x % 32 == 0) s_w[threadIdx.x / 32] = part_bias;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      AccT sum = 0;
+      for (int w = 0; w < kWarps; ++w) sum += s_w[w];
+      p.part_bias[b * f.dim + d] = static_cast<float>(sum);
+    }
+  }
+}
+
+}  // namespace ssmtune_kernels
