@@ -58,7 +58,7 @@ struct SsmBwdParams {
   // + d) * seqlen + t], from which ssm_bwd_state_sum forms du and ddelta.
   void* part_sb;
   void* part_sa;
-  int n_chunks;      // ceil(seqlen / chunk)
+  int n_chunks;  // ceil(seqlen / chunk)
   int tiles_per_group;
   int segments;  // multipass: segments of seg_chunks chunks (the last may be shorter)
   int seg_chunks;
@@ -202,13 +202,10 @@ SSMTUNE_HD constexpr long long bwd_ckpt_bytes(long long batch, long long dim, lo
   return batch * ((seqlen + chunk - 1) / chunk - 1) * dstate * dim * acc_bytes;
 }
 
-SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(long long batch, long long dim,
-                                                         long long groups, long long dstate,
-                                                         long long seqlen, int chunk, int d_step,
-                                                         bool var_b, bool var_c, bool has_d,
-                                                         bool has_bias, int acc_bytes,
-                                                         long long segments = 1,
-                                                         long long state_groups = 1) {
+SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(
+    long long batch, long long dim, long long groups, long long dstate, long long seqlen, int chunk,
+    int d_step, bool var_b, bool var_c, bool has_d, bool has_bias, int acc_bytes,
+    long long segments = 1, long long state_groups = 1) {
   BwdScratchLayout l{};
   const long long tiles = groups * tiles_per_group(static_cast<int>(dim / groups), d_step);
   const long long rows = batch * segments;

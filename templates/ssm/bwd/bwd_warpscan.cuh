@@ -226,8 +226,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
       // The adjoint: g_t = C_t dy_t + r_t, r_{t-1} = a_t g_t; a lane maps
       // the r entering its last item to the r leaving its first.
       float cv[kI];
-      bc_items<Tr, Tr::kVarC>(f, f.C, f.C_batch_stride, s_c + k * kK, static_cast<int>(d), n,
-                              first, len, cv);
+      bc_items<Tr, Tr::kVarC>(f, f.C, f.C_batch_stride, s_c + k * kK, static_cast<int>(d), n, first,
+                              len, cv);
       AccT q = 0;
 #pragma unroll
       for (int i = kI - 1; i >= 0; --i)
@@ -263,8 +263,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
         r = maps.a[i] * g[i];
       }
       float bv[kI];
-      bc_items<Tr, Tr::kVarB>(f, f.B, f.B_batch_stride, s_b + k * kK, static_cast<int>(d), n,
-                              first, len, bv);
+      bc_items<Tr, Tr::kVarB>(f, f.B, f.B_batch_stride, s_b + k * kK, static_cast<int>(d), n, first,
+                              len, bv);
       const AccT a_true = static_cast<AccT>(s_at[n]);
       AccT h = hin, da = 0, db = 0, dc = 0;
       float vb[kI], vc[kI];  // variable dB, dC terms of this channel
