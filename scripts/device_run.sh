@@ -4,7 +4,7 @@
 # the seed's check. Outputs land in ${OUT:-out}/.
 # Usage: scripts/device_run.sh BUILD_DIR PART...
 #   (tests bench check tune_seed tune_mid db report overhead explain bwd_chan bwd_ab
-#    bwd_groups)
+#    bwd_groups fwd_groups)
 # bwd_ab: TPL_OLD=DIR (a templates/ folder of an older tree) times the
 # backward default with those templates and with the build's own.
 set -uo pipefail
@@ -85,6 +85,22 @@ for part in "${@:2}"; do
           ws.K1024.D1.fp32.t256.s1.fast ws.K1024.D1.fp32.t256.s2.fast \
           ws.K1024.D1.fp32.t256.s4.fast ws.K1024.D1.fp32.t256.s8.fast \
           ws.K2048.D1.fp32.t512.s2.fast ws.K2048.D1.fp32.t512.s4.fast
+      done ;;
+    # The few-channel forward warp scan with a channel's states over 1 to 8
+    # blocks (state groups), the block's flags, bf16 and fp32.
+    fwd_groups)
+      fwd_flags=(--with-d --with-z --delta-bias --softplus)
+      for shape in "2 4 2048 8 bf16" "2 4 4096 8 fp32" "2 4 4096 8 bf16" "1 4 2048 4 bf16" \
+                   "2 32 4096 8 fp32" "2 4 2048 16 bf16" "2 64 2048 16 bf16"; do
+        read -r b d l n t <<<"$shape"
+        cfgs=()
+        for s in 1 2 4 8; do
+          [ "$s" -le "$n" ] && cfgs+=("warpscan.K2048.D1.fp32.t512.i4.s$s.fast"
+                                      "warpscan.K1024.D1.fp32.t256.i4.s$s.fast")
+        done
+        TAIL=12 step "fwd_groups_${b}_${d}_${l}_${n}_$t" 90 "$build/ssmtune" bench --batch "$b" \
+          --dim "$d" --seqlen "$l" --dstate "$n" "${fwd_flags[@]}" --dtype "$t" --all-algorithms \
+          --config "${cfgs[@]}"
       done ;;
     bwd_ab)
       if [ -z "${TPL_OLD:-}" ] || [ ! -d "$TPL_OLD" ]; then

@@ -9,4 +9,5 @@
 #include "ssm/fwd_reference.cuh"
 #include "ssm/fwd_sequential.cuh"
 #include "ssm/fwd_split.cuh"
+#include "ssm/fwd_state_sum.cuh"
 #include "ssm/fwd_warpscan.cuh"

@@ -48,7 +48,9 @@ struct SsmFwdParams {
   long long last_state_batch_stride, last_state_dim_stride;
 
   // Scratch owned by the launcher, sized for the config launched.
-  // Multi-pass and look-back: per (batch, dim, dstate, chunk) carries.
+  // Multi-pass and look-back: per (batch, dim, dstate, chunk) carries; a
+  // warpscan over n_split state groups: per (group, batch, dim, t) the
+  // group's y, AccT, [((group * batch + b) * dim + d) * seqlen + t].
   void* carries;
   unsigned* flags;         // look-back: one status word per (batch, d-tile, chunk)
   unsigned* tile_counter;  // look-back: dynamic tile index, zeroed per launch
@@ -173,7 +175,9 @@ SSMTUNE_HD constexpr PipeSmemLayout pipe_smem_layout(int dstate, int chunk, int 
 // per-channel A rows (warpscan, fp32) or the two scan arrays of one AccT per
 // thread (blelloch: a, then x), and, for a warpscan with several warps per
 // channel (threads > 32 d_step), each warp's chunk totals of two states
-// (a and b), double-buffered. Host and kernels compute it with this function.
+// (a and b), double-buffered. A warpscan with a channel's states over
+// n_split blocks stages the B and C rows of its ceil(dstate / n_split)
+// states only. Host and kernels compute it with this function.
 struct ScanSmemLayout {
   int b, c;   // B and C tiles
   int h;      // carried states, d_step x dstate AccT
@@ -184,11 +188,12 @@ struct ScanSmemLayout {
 
 SSMTUNE_HD constexpr ScanSmemLayout scan_smem_layout(int dstate, int chunk, int d_step, int threads,
                                                      int acc_bytes, bool var_b, bool var_c,
-                                                     bool blelloch) {
+                                                     bool blelloch, int n_split = 1) {
   ScanSmemLayout l{};
+  const int rows = (dstate + n_split - 1) / n_split;
   l.b = 0;
-  l.c = l.b + (var_b ? 4 * dstate * chunk : 0);
-  l.h = l.c + (var_c ? 4 * dstate * chunk : 0);
+  l.c = l.b + (var_b ? 4 * rows * chunk : 0);
+  l.h = l.c + (var_c ? 4 * rows * chunk : 0);
   l.a = l.h + acc_bytes * d_step * dstate;
   l.x = l.a + (blelloch ? acc_bytes * threads : 4 * d_step * dstate);
   // Alignment of the AccT totals after the fp32 A rows.
@@ -197,6 +202,10 @@ SSMTUNE_HD constexpr ScanSmemLayout scan_smem_layout(int dstate, int chunk, int 
   l.bytes = l.x + (blelloch ? acc_bytes * threads : warp_totals);
   return l;
 }
+
+// Threads per block of ssm_fwd_state_sum (the warpscan's state groups' y
+// added, one block per (channel, batch)).
+constexpr int kFwdStateSumThreads = 256;
 
 // Tiles of channels: tiles never straddle a B/C group, so one staged B/C
 // tile serves every channel of a block.

@@ -126,7 +126,6 @@ template <typename Tr>
 __device__ __forceinline__ void write_items(const SsmFwdParams& p, int b, int d, long long t_first,
                                             int valid, const typename Tr::AccT (&y)[Tr::kItems],
                                             const float (&u)[Tr::kItems]) {
-  using InT = typename Tr::InT;
   if constexpr (Tr::kItems % 4 == 0) {
     const bool vec = p.vec4 != 0;
     const float dd = Tr::kHasD ? p.D[d] : 0.0f;
@@ -141,14 +140,7 @@ __device__ __forceinline__ void write_items(const SsmFwdParams& p, int b, int d,
         o[j] = static_cast<float>(y[4 * q + j]);
         if constexpr (Tr::kHasD) o[j] = fmaf(dd, u[4 * q + j], o[j]);
       }
-      store4<InT>(p.out, b * p.out_batch_stride + d * p.out_dim_stride + t, v, vec, o);
-      if constexpr (Tr::kHasZ) {
-        float z[4];
-        load4<InT>(p.z, b * p.z_batch_stride + d * p.z_dim_stride + t, v, vec, z);
-#pragma unroll
-        for (int j = 0; j < 4; ++j) o[j] *= silu(z[j]);
-        store4<InT>(p.out_z, b * p.out_z_batch_stride + d * p.out_z_dim_stride + t, v, vec, o);
-      }
+      write_group4<Tr>(p, b, d, t, v, vec, o);
     }
   } else {
 #pragma unroll

@@ -272,6 +272,22 @@ __device__ __forceinline__ void write_output(const SsmFwdParams& p, int b, int d
   }
 }
 
+// Writes four outputs of channel d from timestep t (`valid` of them real):
+// o (y + D u) to out and, with z, o silu(z) to out_z (o is gated in place).
+template <typename Tr>
+__device__ __forceinline__ void write_group4(const SsmFwdParams& p, long long b, long long d,
+                                             long long t, int valid, bool vec, float (&o)[4]) {
+  using InT = typename Tr::InT;
+  store4<InT>(p.out, b * p.out_batch_stride + d * p.out_dim_stride + t, valid, vec, o);
+  if constexpr (Tr::kHasZ) {
+    float z[4];
+    load4<InT>(p.z, b * p.z_batch_stride + d * p.z_dim_stride + t, valid, vec, z);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) o[j] *= silu(z[j]);
+    store4<InT>(p.out_z, b * p.out_z_batch_stride + d * p.out_z_dim_stride + t, valid, vec, o);
+  }
+}
+
 // Writes the staged chunk's outputs, four timesteps per access, from the y
 // values that the recurrence left in the dt rows, as thread `tid` of
 // `nthreads` (by default the whole block).
@@ -279,7 +295,6 @@ template <typename Tr>
 __device__ __forceinline__ void write_chunk(const SsmFwdParams& p, const Tile& tile, int t0,
                                             int len, const float* smem, const ChunkSmemLayout& l,
                                             int tid = threadIdx.x, int nthreads = blockDim.x) {
-  using InT = typename Tr::InT;
   constexpr int kGroups = Tr::kChunk / 4;
   const bool vec = p.vec4 != 0;
   for (int i = tid; i < Tr::kDStep * kGroups; i += nthreads) {
@@ -295,15 +310,7 @@ __device__ __forceinline__ void write_chunk(const SsmFwdParams& p, const Tile& t
 #pragma unroll
       for (int j = 0; j < 4; ++j) y[j] = fmaf(dd, u[j], y[j]);
     }
-    store4<InT>(p.out, tile.b * p.out_batch_stride + d * p.out_dim_stride + t0 + t, valid, vec, y);
-    if constexpr (Tr::kHasZ) {
-      float z[4];
-      load4<InT>(p.z, tile.b * p.z_batch_stride + d * p.z_dim_stride + t0 + t, valid, vec, z);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) y[j] *= silu(z[j]);
-      store4<InT>(p.out_z, tile.b * p.out_z_batch_stride + d * p.out_z_dim_stride + t0 + t, valid,
-                  vec, y);
-    }
+    write_group4<Tr>(p, tile.b, d, t0 + t, valid, vec, y);
   }
 }
 

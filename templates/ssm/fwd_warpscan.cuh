@@ -9,7 +9,11 @@
 // warp scans without it, the warps' totals meet in shared memory (one
 // barrier per two states) and each warp folds those of the warps before it
 // into its entry state. B/C tiles are staged once per block for its kDStep
-// channels.
+// channels. With kNSplit > 1 (state groups, for few channels) a channel's
+// states are split over that many blocks (grid z; block z runs states z, z +
+// kNSplit, ..., staging only their B/C rows): each leaves its y, the sum
+// over its states, in p.carries, and ssm_fwd_state_sum adds the groups' in
+// group order and writes the outputs.
 #pragma once
 
 #include "ssm/fwd_chunk.cuh"
@@ -42,8 +46,12 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
                 "warpscan: threads must be 32 * d_step * (a power of 2) warps per channel");
   static_assert(Tr::kChunk == 32 * kW * Tr::kItems, "warpscan: chunk must be 32 * warps * items");
   using AccT = typename Tr::AccT;
+  // State groups: this block runs states grp + k * kS (k < kSlots), with
+  // staged rows k.
+  constexpr int kS = Tr::kNSplit;
+  constexpr int kSlots = (Tr::kN + kS - 1) / kS;
   constexpr ScanSmemLayout l = scan_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kThreads,
-                                                sizeof(AccT), Tr::kVarB, Tr::kVarC, false);
+                                                sizeof(AccT), Tr::kVarB, Tr::kVarC, false, kS);
   extern __shared__ float4 smem_raw[];
   char* smem = reinterpret_cast<char*>(smem_raw);
   float* s_b = reinterpret_cast<float*>(smem + l.b);
@@ -55,6 +63,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
   constexpr int kWarps = Tr::kThreads / 32;
 
   const Tile tile = make_tile<Tr>(p, blockIdx.x, blockIdx.y);
+  const int grp = kS > 1 ? static_cast<int>(blockIdx.z) : 0;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int c = warp / kW, sub = warp % kW;
   const int first = (sub * 32 + lane) * Tr::kItems;  // chunk-local timestep of item 0
@@ -91,7 +100,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
     // 0.027 -> 0.017 ms at (2, 4, 1024, 16) with the flags on the H200; with
     // one warp a channel the registers cost more, 0.024 -> 0.031 ms at
     // (8, 256, 1024, 4)).
-    stage_bc<Tr, kW == 1 ? 1 : 4>(p, tile, t0, len, s_b, s_c);
+    stage_bc_states<Tr, kW == 1 ? 1 : 4, kSlots>(p, tile, t0, len, s_b, s_c, grp, kS);
     __syncthreads();
     AccT y[Tr::kItems];
 #pragma unroll
@@ -99,17 +108,19 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
 
     if constexpr (kW == 1) {
 #pragma unroll 2
-      for (int n = 0; n < Tr::kN; ++n) {
+      for (int k = 0; k < kSlots; ++k) {
+        const int n = grp + k * kS;
+        if (n >= Tr::kN) break;  // the same for the whole block
         const AccT a2 = static_cast<AccT>(s_a[c * Tr::kN + n]);
         ItemMaps<Tr> maps;
-        Affine<AccT> incl = maps.build(p, it, a2, n, d, first, len, s_b + n * Tr::kChunk);
+        Affine<AccT> incl = maps.build(p, it, a2, n, d, first, len, s_b + k * Tr::kChunk);
         // Lane 0 folds the carried state into its map, so the scanned b parts
         // are the states themselves.
         const AccT hprev = lane == 0 ? s_h[c * Tr::kN + n] : AccT(0);
         AccT total;
         const AccT hin = warp_scan_affine<false>(incl, hprev, lane, total);
         if (ckpt != nullptr) ckpt[static_cast<long long>(n) * p.dim] = static_cast<float>(hin);
-        maps.rerun(p, hin, n, d, first, len, s_c + n * Tr::kChunk, y);
+        maps.rerun(p, hin, n, d, first, len, s_c + k * Tr::kChunk, y);
         if (lane == 0) s_h[c * Tr::kN + n] = total;
       }
     } else {
@@ -117,17 +128,17 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
       // A buffer is written again two passes later, after every warp has
       // passed the barrier in between and so finished reading it.
       int buf = 0;
-      for (int n0 = 0; n0 < Tr::kN; n0 += 2, buf ^= 1) {
+      for (int k0 = 0; k0 < kSlots; k0 += 2, buf ^= 1) {
         ItemMaps<Tr> maps[2];
         Affine<AccT> excl[2], total[2];
         AccT hprev[2];
 #pragma unroll
         for (int q = 0; q < 2; ++q) {
-          if (n0 + q >= Tr::kN) break;
-          const int n = n0 + q;
+          const int n = grp + (k0 + q) * kS;
+          if (k0 + q >= kSlots || n >= Tr::kN) break;
           const AccT a2 = static_cast<AccT>(s_a[c * Tr::kN + n]);
           const Affine<AccT> incl =
-              maps[q].build(p, it, a2, n, d, first, len, s_b + n * Tr::kChunk);
+              maps[q].build(p, it, a2, n, d, first, len, s_b + (k0 + q) * Tr::kChunk);
           total[q] = warp_scan_maps(incl, lane, excl[q]);
           AccT* w = s_w + 2 * ((buf * 2 + q) * kWarps + warp);
           if (lane == 0) {
@@ -139,8 +150,8 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
         __syncthreads();
 #pragma unroll
         for (int q = 0; q < 2; ++q) {
-          if (n0 + q >= Tr::kN) break;
-          const int n = n0 + q;
+          const int n = grp + (k0 + q) * kS;
+          if (k0 + q >= kSlots || n >= Tr::kN) break;
           // The state entering this warp: the carried one through the
           // totals of the channel's warps before it.
           const AccT* w = s_w + 2 * ((buf * 2 + q) * kWarps + c * kW);
@@ -148,21 +159,35 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
           for (int j = 0; j < sub; ++j) h = w[2 * j] * h + w[2 * j + 1];
           const AccT hin = excl[q].a * h + excl[q].b;
           if (ckpt != nullptr) ckpt[static_cast<long long>(n) * p.dim] = static_cast<float>(hin);
-          maps[q].rerun(p, hin, n, d, first, len, s_c + n * Tr::kChunk, y);
+          maps[q].rerun(p, hin, n, d, first, len, s_c + (k0 + q) * Tr::kChunk, y);
           if (sub == kW - 1 && lane == 0) s_h[c * Tr::kN + n] = total[q].a * h + total[q].b;
         }
       }
     }
-    if (active) write_items<Tr>(p, tile.b, d, t0 + first, len - first, y, it.u);
+    if constexpr (kS > 1) {
+      // This group's y, for ssm_fwd_state_sum.
+      if (active) {
+        AccT* row = static_cast<AccT*>(p.carries) +
+                    ((grp * static_cast<long long>(p.batch) + tile.b) * p.dim + d) * p.seqlen +
+                    t0 + first;
+#pragma unroll
+        for (int i = 0; i < Tr::kItems; ++i)
+          if (first + i < len) row[i] = y[i];
+      }
+    } else if (active) {
+      write_items<Tr>(p, tile.b, d, t0 + first, len - first, y, it.u);
+    }
     it = next;
   }
   if constexpr (Tr::kLastState) {
     // The channel's last warp wrote the final states.
     __syncthreads();
     if (active && sub == 0)
-      for (int n = lane; n < Tr::kN; n += 32)
+      for (int k = lane; k < kSlots && grp + k * kS < Tr::kN; k += 32) {
+        const int n = grp + k * kS;
         p.last_state[tile.b * p.last_state_batch_stride + d * p.last_state_dim_stride + n] =
             static_cast<float>(s_h[c * Tr::kN + n]);
+      }
   }
 }
 

@@ -111,18 +111,23 @@ std::vector<FwdConfig> configs_for(const FwdProblem& p, size_t max_shared) {
   }
   // The warp scan with several warps a channel: 2 warps on each of 2
   // channels, 8 and 16 on one (the defaults for very few channels), and 4
-  // with fp64.
+  // with fp64; a channel's states over 2 to 8 blocks (state groups) where
+  // dstate has as many states.
   struct Wide {
     int d_step, warps;
     AccType acc;
+    int groups;
   };
-  for (const Wide& w : {Wide{2, 2, AccType::kF32}, Wide{1, 8, AccType::kF32},
-                        Wide{1, 16, AccType::kF32}, Wide{1, 4, AccType::kF64}}) {
+  for (const Wide& w :
+       {Wide{2, 2, AccType::kF32, 1}, Wide{1, 8, AccType::kF32, 1}, Wide{1, 16, AccType::kF32, 1},
+        Wide{1, 4, AccType::kF64, 1}, Wide{1, 8, AccType::kF32, 4}, Wide{1, 16, AccType::kF32, 2},
+        Wide{2, 1, AccType::kF32, 8}, Wide{1, 4, AccType::kF64, 2}}) {
     FwdConfig c = default_config(p, ScanAlgo::kWarpScan, w.acc, max_shared);
     c.d_step = w.d_step;
     c.items = 4;
     c.threads = 32 * w.warps * w.d_step;
     c.chunk = 32 * w.warps * c.items;
+    c.n_split = w.groups;
     if (check_config(p, c, max_shared)) out.push_back(c);
   }
   // The other fp32 exp modes, on two algorithms.

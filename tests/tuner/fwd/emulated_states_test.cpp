@@ -11,6 +11,7 @@
 // clang-format off: the shim must come first
 SSMTUNE_EMULATED_KERNELS_BEGIN
 #include "ssm/fwd_sequential.cuh"
+#include "ssm/fwd_state_sum.cuh"
 #include "ssm/fwd_warpscan.cuh"
 SSMTUNE_EMULATED_KERNELS_END
 // clang-format on
@@ -92,14 +93,19 @@ void check_saving(FwdProblem p, int shift, uint64_t seed) {
   constexpr size_t smem_bytes =
       kScan ? static_cast<size_t>(ssmtune_kernels::scan_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep,
                                                                     Tr::kThreads, 4, Tr::kVarB,
-                                                                    Tr::kVarC, false)
+                                                                    Tr::kVarC, false, Tr::kNSplit)
                                       .bytes)
             : 4 * static_cast<size_t>(ssmtune_kernels::chunk_smem_layout(
                                           Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC)
                                           .floats);
   REQUIRE(smem_bytes <= sizeof ssmtune_kernels::smem_raw);
+  // The warp scan over state groups (grid z): each group's y, then their sum.
+  constexpr int kGroups = kScan ? Tr::kNSplit : 1;
+  std::vector<float> carries(
+      kGroups > 1 ? static_cast<size_t>(kGroups * p.batch * p.dim * p.seqlen) : 0, std::nanf(""));
+  k.carries = carries.data();
   emulation::launch(
-      static_cast<unsigned>(tiles), static_cast<unsigned>(p.batch), 1, Tr::kThreads,
+      static_cast<unsigned>(tiles), static_cast<unsigned>(p.batch), kGroups, Tr::kThreads,
       [&k] {
         if constexpr (kScan)
           ssmtune_kernels::ssm_fwd_warpscan<Tr>(k);
@@ -107,6 +113,10 @@ void check_saving(FwdProblem p, int shift, uint64_t seed) {
           ssmtune_kernels::ssm_fwd_sequential<Tr>(k);
       },
       [] { std::memset(ssmtune_kernels::smem_raw, 0xFF, sizeof ssmtune_kernels::smem_raw); });
+  if constexpr (kGroups > 1)
+    emulation::launch(static_cast<unsigned>(p.dim), static_cast<unsigned>(p.batch), 1,
+                      ssmtune_kernels::kFwdStateSumThreads,
+                      [&k] { ssmtune_kernels::ssm_fwd_state_sum<Tr>(k); });
 
   for (size_t i = count; i < states.size(); ++i) CHECK(std::isnan(states[i]));
   double worst = 0, scale = 0;
@@ -186,6 +196,11 @@ TEST_CASE("the warp scan's saving variant writes every checkpoint (emulated)", "
                         true, true, true, true, true, true>;
   check_saving<T16, true>(w, 9, 37);
   check_saving<T16, true>(w, 11, 38);
+  // The same over 4 blocks of 2 states each (state groups): each writes its
+  // states' checkpoints.
+  using T16g = FwdTraits<float, float, 8, 2048, 1, 512, 4, 4, ExpKind::kAccurate, 0, true, true,
+                         true, true, true, true, true, true>;
+  check_saving<T16g, true>(w, 9, 39);
 }
 
 }  // namespace

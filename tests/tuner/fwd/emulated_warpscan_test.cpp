@@ -4,11 +4,14 @@
 // warps' totals meet in shared memory, two states a barrier), over several
 // chunks with the last one partial, chunks longer than the sequence, a
 // partial tile, two groups, an odd dstate (a pass of one state), constant
-// B/C, an initial state and the last state, every flag. Accurate exp only
-// (the fast one is inline PTX).
+// B/C, an initial state and the last state, every flag; and a channel's
+// states over several blocks (state groups) with the state sum after. Each
+// config runs its plan's launches. Accurate exp only (the fast one is
+// inline PTX).
 #include "support/cuda_emulation.h"
 // clang-format off: the shim must come first
 SSMTUNE_EMULATED_KERNELS_BEGIN
+#include "ssm/fwd_state_sum.cuh"
 #include "ssm/fwd_warpscan.cuh"
 SSMTUNE_EMULATED_KERNELS_END
 // clang-format on
@@ -21,6 +24,7 @@ SSMTUNE_EMULATED_KERNELS_END
 #include "support/host_tensors.h"
 #include "support/problems.h"
 #include "tuner/accuracy.h"
+#include "tuner/fwd/plan.h"
 #include "tuner/fwd/reference_cpu.h"
 #include "tuner/fwd/runner.h"
 
@@ -35,16 +39,30 @@ using ssmtune_kernels::ExpKind;
 using ssmtune_kernels::FwdTraits;
 using testing::HostTensors;
 
-// Warpscan traits: kW warps a channel, kItems steps a lane, every flag of `p`'s kind.
-template <typename InT, int kN, int kDStep, int kW, int kItems, bool kVarC, bool kFlags>
+// Warpscan traits: kW warps a channel, kItems steps a lane, a channel's
+// states over kGroups blocks, every flag of `p`'s kind.
+template <typename InT, int kN, int kDStep, int kW, int kItems, bool kVarC, bool kFlags,
+          int kGroups = 1>
 using WarpScanTraits =
-    FwdTraits<InT, float, kN, 32 * kW * kItems, kDStep, 32 * kW * kDStep, kItems, 1,
+    FwdTraits<InT, float, kN, 32 * kW * kItems, kDStep, 32 * kW * kDStep, kItems, kGroups,
               ExpKind::kAccurate, 0, true, kVarC, kFlags, kFlags, kFlags, kFlags, kFlags, kFlags>;
 
 template <typename Tr>
 void check_warpscan(const FwdProblem& p, uint64_t seed) {
-  INFO("problem " << p.key() << " chunk " << Tr::kChunk << " threads " << Tr::kThreads << " seed "
-                  << seed);
+  FwdConfig c;
+  c.algo = ScanAlgo::kWarpScan;
+  c.chunk = Tr::kChunk;
+  c.d_step = Tr::kDStep;
+  c.threads = Tr::kThreads;
+  c.items = Tr::kItems;
+  c.n_split = Tr::kNSplit;
+  c.acc = AccType::kF32;
+  c.exp_mode = ExpMode::kAccurate;
+  INFO("problem " << p.key() << " config " << c.key() << " seed " << seed);
+  auto plan = plan_fwd(p, c);
+  REQUIRE(plan.is_ok());
+  REQUIRE(plan->kernels[plan->launches[0].kernel].name_expression ==
+          "ssmtune_kernels::ssm_fwd_warpscan<" + traits_expression(p, c) + ">");
   const FwdHostInputs in = make_inputs(p, seed);
   const FwdHostOutputs ref = reference_fwd(in);
   HostTensors h;
@@ -53,23 +71,30 @@ void check_warpscan(const FwdProblem& p, uint64_t seed) {
   INFO(valid.to_string());
   REQUIRE(valid.is_ok());
 
-  const ssmtune_kernels::SsmFwdParams k = make_params(p, t);
-  const int tiles =
-      static_cast<int>(p.groups) *
-      ssmtune_kernels::tiles_per_group(static_cast<int>(p.dim_per_group()), Tr::kDStep);
-  constexpr ssmtune_kernels::ScanSmemLayout l = ssmtune_kernels::scan_smem_layout(
-      Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kThreads, 4, Tr::kVarB, Tr::kVarC, false);
-  REQUIRE(static_cast<size_t>(l.bytes) <= sizeof ssmtune_kernels::smem_raw);
-  emulation::launch(
-      static_cast<unsigned>(tiles), static_cast<unsigned>(p.batch), 1, Tr::kThreads,
-      [&k] { ssmtune_kernels::ssm_fwd_warpscan<Tr>(k); },
-      [] { std::memset(ssmtune_kernels::smem_raw, 0xFF, sizeof ssmtune_kernels::smem_raw); });
+  ssmtune_kernels::SsmFwdParams k = make_params(p, t);
+  // NaN in every scratch word: a group's y never written shows in the outputs.
+  std::vector<unsigned char> carries(plan->carries_bytes, 0xFF);
+  k.carries = carries.data();
+  REQUIRE(plan->max_shared_bytes <= sizeof ssmtune_kernels::smem_raw);
+  for (const FwdLaunch& launch : plan->launches) {
+    const jit::Dim3 g = launch.grid;
+    if (plan->kernels[launch.kernel].name_expression.find("ssm_fwd_state_sum<") !=
+        std::string::npos) {
+      emulation::launch(g.x, g.y, g.z, launch.block.x,
+                        [&k] { ssmtune_kernels::ssm_fwd_state_sum<Tr>(k); });
+    } else {
+      REQUIRE(launch.shared_bytes <= sizeof ssmtune_kernels::smem_raw);
+      emulation::launch(
+          g.x, g.y, g.z, launch.block.x, [&k] { ssmtune_kernels::ssm_fwd_warpscan<Tr>(k); },
+          [] { std::memset(ssmtune_kernels::smem_raw, 0xFF, sizeof ssmtune_kernels::smem_raw); });
+    }
+  }
 
   const double budget = p.dtype == DType::kF32 ? 1e-5 : 1e-2;
   const auto expect = [&](const char* name, const std::vector<double>& want, const TensorArg& got) {
     const ErrorStats s = score(want, got.data, got.dtype, 0, 0);
-    std::printf("%-44s chunk %4d x %2d threads %-10s rel L2 %.1e\n", p.key().c_str(), Tr::kChunk,
-                Tr::kThreads, name, s.rel_l2);
+    std::printf("%-44s %-36s %-10s rel L2 %.1e\n", p.key().c_str(), c.key().c_str(), name,
+                s.rel_l2);
     INFO(name);
     CHECK(s.unwritten == 0);
     CHECK(s.nan_inf == 0);
@@ -115,6 +140,27 @@ TEST_CASE("the forward warpscan matches fp64 with several warps a channel (emula
   // inside the last warps.
   check_warpscan<WarpScanTraits<float, 5, 1, 16, 2, true, true>>(
       with_flags(testing::shape(2, 1, 1100, 5, DType::kF32, 1)), 46);
+}
+
+TEST_CASE("the forward warpscan matches fp64 with its states over several blocks (emulated)",
+          "[fwd][emulated]") {
+  // 8 states over 4 blocks, 4 warps a channel: 3 chunks of 512 (the last
+  // partial), every flag.
+  check_warpscan<WarpScanTraits<float, 8, 1, 4, 4, true, true, 4>>(
+      with_flags(testing::shape(2, 2, 1300, 8, DType::kF32, 1)), 47);
+  // dstate 5 over 4 blocks (the first runs states 0 and 4: a pass of two,
+  // the others one), bf16, 2 warps on each of 2 channels, two groups of 3
+  // channels (a partial tile each), every flag.
+  check_warpscan<WarpScanTraits<__nv_bfloat16, 5, 2, 2, 4, true, true, 4>>(
+      with_flags(testing::shape(1, 6, 700, 5, DType::kBF16, 2)), 48);
+  // One warp a channel (the carried state enters the shuffle scan), 16
+  // states over 2 blocks, constant C, fp16, no flags, 3 chunks of 64.
+  FwdProblem q = testing::shape(2, 3, 150, 16, DType::kF16, 1);
+  q.variable_c = false;
+  check_warpscan<WarpScanTraits<__half, 16, 2, 1, 2, false, false, 2>>(q, 49);
+  // 16 warps, 8 states over 8 blocks of one state, bf16, 2 chunks of 2048.
+  check_warpscan<WarpScanTraits<__nv_bfloat16, 8, 1, 16, 4, true, true, 8>>(
+      with_flags(testing::shape(1, 2, 2500, 8, DType::kBF16, 1)), 50);
 }
 
 }  // namespace

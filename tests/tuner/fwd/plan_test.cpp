@@ -4,20 +4,24 @@
 #include <cstdlib>
 
 #include "jit/compiler.h"
+#include "ssm/fwd_params.cuh"
 #include "tuner/fwd/heuristics.h"
 
 namespace ssmtune {
 namespace {
 
-FwdProblem mid_problem(DType t = DType::kF32) {
+FwdProblem sized(int64_t batch, int64_t dim, int64_t seqlen, int64_t dstate,
+                 DType t = DType::kF32) {
   FwdProblem p;
-  p.batch = 8;
-  p.dim = 1536;
-  p.seqlen = 2048;
-  p.dstate = 16;
+  p.batch = batch;
+  p.dim = dim;
+  p.seqlen = seqlen;
+  p.dstate = dstate;
   p.dtype = t;
   return p;
 }
+
+FwdProblem mid_problem(DType t = DType::kF32) { return sized(8, 1536, 2048, 16, t); }
 
 TEST_CASE("default configs are legal for every algorithm", "[tuner]") {
   for (int64_t dstate : {1, 4, 16, 64, 256}) {
@@ -98,11 +102,7 @@ TEST_CASE("illegal configs are rejected before compiling, naming the rule", "[tu
 }
 
 TEST_CASE("plans size scratch for the chunk length actually launched", "[tuner]") {
-  FwdProblem p = mid_problem();
-  p.batch = 8;
-  p.dim = 256;
-  p.seqlen = 1024;
-  p.dstate = 4;
+  const FwdProblem p = sized(8, 256, 1024, 4);
   for (int chunk : {32, 128}) {
     FwdConfig c = default_config(p, ScanAlgo::kMultiPass);
     c.chunk = chunk;
@@ -117,6 +117,42 @@ TEST_CASE("plans size scratch for the chunk length actually launched", "[tuner]"
     CHECK(lb->launches.size() == 1);
     CHECK(lb->flags_bytes > 0);
   }
+}
+
+TEST_CASE("warpscan plans over state groups: the scan, the state sum, y per group", "[tuner]") {
+  const FwdProblem p = sized(2, 4, 3000, 8);
+  FwdConfig c = default_config(p, ScanAlgo::kWarpScan);
+  c.d_step = 1;
+  c.items = 4;
+  c.threads = 512;
+  c.chunk = 2048;
+  auto one = plan_fwd(p, c, 227 * 1024);
+  REQUIRE(one.is_ok());
+  CHECK(one->launches.size() == 1);
+  CHECK(one->carries_bytes == 0);
+  c.n_split = 4;
+  CHECK(c.key() == "warpscan.K2048.D1.fp32.t512.i4.s4.fast");
+  auto plan = plan_fwd(p, c, 227 * 1024);
+  REQUIRE(plan.is_ok());
+  REQUIRE(plan->launches.size() == 2);
+  const FwdLaunch& scan = plan->launches[0];
+  CHECK(plan->kernels[scan.kernel].name_expression.find("ssm_fwd_warpscan<") != std::string::npos);
+  CHECK(scan.grid.x == 4);
+  CHECK(scan.grid.y == 2);
+  CHECK(scan.grid.z == 4);  // the state groups
+  // Each block stages the B/C rows of its 2 states: a quarter of them.
+  CHECK(scan.shared_bytes < one->launches[0].shared_bytes / 3);
+  const FwdLaunch& sum = plan->launches[1];
+  CHECK(plan->kernels[sum.kernel].name_expression.find("ssm_fwd_state_sum<") != std::string::npos);
+  CHECK(sum.grid.x == 4);  // dim
+  CHECK(sum.grid.y == 2);  // batch
+  CHECK(sum.block.x == static_cast<unsigned>(ssmtune_kernels::kFwdStateSumThreads));
+  // Each group's y per (b, d, t), fp32.
+  CHECK(plan->carries_bytes == size_t{4} * 2 * 4 * 3000 * 4);
+  // States over more blocks than dstate has: illegal.
+  c.n_split = 16;
+  CHECK(check_config(p, c, 227 * 1024).message().find("n_split exceeds dstate") !=
+        std::string::npos);
 }
 
 TEST_CASE("traits expressions carry every flag", "[tuner]") {

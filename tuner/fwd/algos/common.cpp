@@ -77,11 +77,11 @@ void shrink_chunk_to_fit(const FwdProblem& p, size_t max_shared_bytes, FwdConfig
 }
 
 size_t scan_shared_bytes(const FwdProblem& p, const FwdConfig& c, bool blelloch) {
-  return static_cast<size_t>(ssmtune_kernels::scan_smem_layout(static_cast<int>(p.dstate), c.chunk,
-                                                               c.d_step, c.threads,
-                                                               c.acc == AccType::kF64 ? 8 : 4,
-                                                               p.variable_b, p.variable_c, blelloch)
-                                 .bytes);
+  return static_cast<size_t>(
+      ssmtune_kernels::scan_smem_layout(static_cast<int>(p.dstate), c.chunk, c.d_step, c.threads,
+                                        c.acc == AccType::kF64 ? 8 : 4, p.variable_b, p.variable_c,
+                                        blelloch, c.n_split)
+          .bytes);
 }
 
 }  // namespace ssmtune

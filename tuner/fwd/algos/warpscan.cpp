@@ -1,19 +1,27 @@
 // The warp scan: one or more warps per channel (threads / (32 d_step)),
 // each lane `items` timesteps reduced serially, then a Kogge-Stone shuffle
 // scan over each warp and, with several warps, their totals through shared
-// memory (ssm/fwd_warpscan.cuh).
+// memory (ssm/fwd_warpscan.cuh); n_split > 1 splits a channel's states over
+// that many blocks, whose y a second kernel adds (ssm/fwd_state_sum.cuh).
+#include <string>
+
 #include "ssm/fwd_params.cuh"
 #include "tuner/fwd/algos/common.h"
 
 namespace ssmtune {
 namespace {
 
+// Below this many (batch x dim) channels the space holds the state groups.
+constexpr int64_t kFewChannels = 1024;
+
 class WarpScan final : public FwdAlgorithm {
  public:
   ScanAlgo id() const override { return ScanAlgo::kWarpScan; }
   const char* name() const override { return "warpscan"; }
-  std::string check(const FwdProblem&, const FwdConfig& c) const override {
-    if (c.n_split != 1) return "warpscan takes n_split 1";
+  std::string check(const FwdProblem& p, const FwdConfig& c) const override {
+    if (c.n_split < 1 || c.n_split > 32 || (c.n_split & (c.n_split - 1)) != 0)
+      return "warpscan: n_split (blocks sharing a channel's states) must be a power of 2 <= 32";
+    if (c.n_split > p.dstate) return "warpscan: n_split exceeds dstate";
     if (c.threads % (32 * c.d_step) != 0)
       return "warpscan: threads must be 32 * d_step * warps per channel";
     const int warps = c.threads / (32 * c.d_step);
@@ -26,8 +34,25 @@ class WarpScan final : public FwdAlgorithm {
     return scan_shared_bytes(p, c, /*blelloch=*/false);
   }
   void plan(const FwdPlanContext& x, FwdPlan& plan) const override {
+    // A channel's states over n_split blocks (grid z), then the sum of
+    // their y, a block per (channel, batch); the groups' y in the carries.
+    const unsigned groups = static_cast<unsigned>(x.c.n_split);
     plan.launches.push_back(
-        {x.add_kernel(plan, "ssm_fwd_warpscan"), {x.tiles, x.batch}, x.block, x.smem});
+        {x.add_kernel(plan, "ssm_fwd_warpscan"), {x.tiles, x.batch, groups}, x.block, x.smem});
+    if (groups > 1) {
+      plan.launches.push_back(
+          {x.add_kernel(plan, "ssm_fwd_state_sum"),
+           {static_cast<unsigned>(x.p.dim), x.batch},
+           jit::Dim3{static_cast<unsigned>(block_threads(x.p, x.c, "state_sum"))},
+           0});
+      plan.carries_bytes = size_t(groups) * x.p.batch * x.p.dim * x.p.seqlen * x.acc_bytes;
+    }
+  }
+  int block_threads(const FwdProblem& p, const FwdConfig& c,
+                    const std::string& name_expression) const override {
+    if (name_expression.find("state_sum") != std::string::npos)
+      return ssmtune_kernels::kFwdStateSumThreads;
+    return FwdAlgorithm::block_threads(p, c, name_expression);
   }
   void space(FwdSpaceBuilder& b) const override {
     for (int d_step : {2, 4, 8})
@@ -53,6 +78,24 @@ class WarpScan final : public FwdAlgorithm {
           c.threads = 32 * warps * d_step;
           c.items = items;
           c.chunk = 32 * warps * items;
+          b.add_fast(c);
+        }
+    // Few channels: a channel's states over 2 to 8 blocks (state groups) at
+    // 8 and 16 warps of 4 steps, the per-state chains on that many more SMs
+    // (each block stages only its states' B/C rows), then a pass adding the
+    // groups' y.
+    const FwdProblem& p = b.problem();
+    if (p.batch * p.dim < kFewChannels)
+      for (int warps : {8, 16})
+        for (int groups : {2, 4, 8}) {
+          if (groups > p.dstate) continue;
+          FwdConfig c;
+          c.algo = id();
+          c.d_step = 1;
+          c.threads = 32 * warps;
+          c.items = 4;
+          c.chunk = 32 * warps * 4;
+          c.n_split = groups;
           b.add_fast(c);
         }
   }
