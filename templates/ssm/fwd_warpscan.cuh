@@ -168,8 +168,8 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
       // This group's y, for ssm_fwd_state_sum.
       if (active) {
         AccT* row = static_cast<AccT*>(p.carries) +
-                    ((grp * static_cast<long long>(p.batch) + tile.b) * p.dim + d) * p.seqlen +
-                    t0 + first;
+                    ((grp * static_cast<long long>(p.batch) + tile.b) * p.dim + d) * p.seqlen + t0 +
+                    first;
 #pragma unroll
         for (int i = 0; i < Tr::kItems; ++i)
           if (first + i < len) row[i] = y[i];
