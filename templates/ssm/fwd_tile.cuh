@@ -111,11 +111,13 @@ struct BcStage {
                                                 int len, float* s_b, float* s_c, int row, int tid,
                                                 int nthreads, int n_first = 0, int n_step = 1) {
     constexpr int kAll = kSlots * kGroups;
+    // Every state (n_first 0, n_step 1): row n, no state past dstate.
+    constexpr bool kEvery = kSlots == Tr::kN;
     if constexpr (kBatch == 1) {
       for (int i = tid; i < kAll; i += nthreads) {
         const int k = i / kGroups, t = (i % kGroups) * 4;
-        const int n = n_first + k * n_step;
-        if (t >= len || n >= Tr::kN) continue;
+        const int n = kEvery ? k : n_first + k * n_step;
+        if (t >= len || (!kEvery && n >= Tr::kN)) continue;
         const int valid = min(4, len - t);
         float v[4];
         if constexpr (Tr::kVarB) {
@@ -134,8 +136,9 @@ struct BcStage {
 #pragma unroll
         for (int j = 0; j < kBatch; ++j) {
           const int i = i0 + j * nthreads;
-          const int n = n_first + (i / kGroups) * n_step, t = (i % kGroups) * 4;
-          if (i >= kAll || t >= len || n >= Tr::kN) continue;
+          const int k = i / kGroups, t = (i % kGroups) * 4;
+          const int n = kEvery ? k : n_first + k * n_step;
+          if (i >= kAll || t >= len || (!kEvery && n >= Tr::kN)) continue;
           const int valid = min(4, len - t);
           if constexpr (Tr::kVarB)
             load4<InT>(p.B, index_b(p, tile, n, t0 + t), valid, p.vec4 != 0, vb[j]);
@@ -146,7 +149,7 @@ struct BcStage {
         for (int j = 0; j < kBatch; ++j) {
           const int i = i0 + j * nthreads;
           const int k = i / kGroups, t = (i % kGroups) * 4;
-          if (i >= kAll || t >= len || n_first + k * n_step >= Tr::kN) continue;
+          if (i >= kAll || t >= len || (!kEvery && n_first + k * n_step >= Tr::kN)) continue;
           if constexpr (Tr::kVarB) sts4(s_b + k * row + t, vb[j]);
           if constexpr (Tr::kVarC) sts4(s_c + k * row + t, vc[j]);
         }

@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
 #pragma unroll 2
       for (int k = 0; k < kSlots; ++k) {
         const int n = grp + k * kS;
-        if (n >= Tr::kN) break;  // the same for the whole block
+        if (kS > 1 && n >= Tr::kN) break;  // the same for the whole block
         const AccT a2 = static_cast<AccT>(s_a[c * Tr::kN + n]);
         ItemMaps<Tr> maps;
         Affine<AccT> incl = maps.build(p, it, a2, n, d, first, len, s_b + k * Tr::kChunk);
@@ -134,11 +134,12 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
         AccT hprev[2];
 #pragma unroll
         for (int q = 0; q < 2; ++q) {
-          const int n = grp + (k0 + q) * kS;
-          if (k0 + q >= kSlots || n >= Tr::kN) break;
+          if (k0 + q >= kSlots) break;
+          const int k = k0 + q, n = grp + k * kS;
+          if (kS > 1 && n >= Tr::kN) break;  // the same for the whole block
           const AccT a2 = static_cast<AccT>(s_a[c * Tr::kN + n]);
           const Affine<AccT> incl =
-              maps[q].build(p, it, a2, n, d, first, len, s_b + (k0 + q) * Tr::kChunk);
+              maps[q].build(p, it, a2, n, d, first, len, s_b + k * Tr::kChunk);
           total[q] = warp_scan_maps(incl, lane, excl[q]);
           AccT* w = s_w + 2 * ((buf * 2 + q) * kWarps + warp);
           if (lane == 0) {
@@ -150,8 +151,9 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
         __syncthreads();
 #pragma unroll
         for (int q = 0; q < 2; ++q) {
-          const int n = grp + (k0 + q) * kS;
-          if (k0 + q >= kSlots || n >= Tr::kN) break;
+          if (k0 + q >= kSlots) break;
+          const int k = k0 + q, n = grp + k * kS;
+          if (kS > 1 && n >= Tr::kN) break;
           // The state entering this warp: the carried one through the
           // totals of the channel's warps before it.
           const AccT* w = s_w + 2 * ((buf * 2 + q) * kWarps + c * kW);
@@ -159,7 +161,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
           for (int j = 0; j < sub; ++j) h = w[2 * j] * h + w[2 * j + 1];
           const AccT hin = excl[q].a * h + excl[q].b;
           if (ckpt != nullptr) ckpt[static_cast<long long>(n) * p.dim] = static_cast<float>(hin);
-          maps[q].rerun(p, hin, n, d, first, len, s_c + (k0 + q) * Tr::kChunk, y);
+          maps[q].rerun(p, hin, n, d, first, len, s_c + k * Tr::kChunk, y);
           if (sub == kW - 1 && lane == 0) s_h[c * Tr::kN + n] = total[q].a * h + total[q].b;
         }
       }
@@ -183,7 +185,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
     // The channel's last warp wrote the final states.
     __syncthreads();
     if (active && sub == 0)
-      for (int k = lane; k < kSlots && grp + k * kS < Tr::kN; k += 32) {
+      for (int k = lane; k < kSlots && (kS == 1 || grp + k * kS < Tr::kN); k += 32) {
         const int n = grp + k * kS;
         p.last_state[tile.b * p.last_state_batch_stride + d * p.last_state_dim_stride + n] =
             static_cast<float>(s_h[c * Tr::kN + n]);

@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
       __syncthreads();
       for (int k = 0; k < kSlots; ++k) {
         const int n = grp + k * kS;
-        if (n >= kN) break;  // the same for the whole block
+        if (kS > 1 && n >= kN) break;  // the same for the whole block
         ItemMaps<Tr> maps;
         const Affine<AccT> m = maps.build(f, it, static_cast<AccT>(s_a[n]), n, static_cast<int>(d),
                                           first, kK, s_b + k * kK);
@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     bwd_dy_items<Tr>(p, b, d, t0 + first, active && grp == 0, dy);
     __syncthreads();  // the previous chunk's rows and states are consumed
     stage_bc_states<Tr, kStageBatch, kSlots>(f, tile, t0, len, s_b, s_c, grp, kS);
-    for (int k = ct; k < kSlots && grp + k * kS < kN; k += 32 * kW) {
+    for (int k = ct; k < kSlots && (kS == 1 || grp + k * kS < kN); k += 32 * kW) {
       const int n = grp + k * kS;
       s_hc[n] = j == 0 ? h0_of(n) : ckpt[ckpt_index(j, n)];
     }
@@ -219,8 +219,8 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     for (int i = 0; i < kI; ++i) sb[i] = sa[i] = 0;
     for (int k = 0; k < kSlots; ++k) {
       const int n = grp + k * kS;
-      if (n >= kN) break;  // the same for the whole block
-      ItemMaps<Tr> maps;   // a and dt u B of this lane's items
+      if (kS > 1 && n >= kN) break;  // the same for the whole block
+      ItemMaps<Tr> maps;             // a and dt u B of this lane's items
       const Affine<AccT> fwd = maps.build(f, it, static_cast<AccT>(s_a[n]), n, static_cast<int>(d),
                                           first, len, s_b + k * kK);
       // The adjoint: g_t = C_t dy_t + r_t, r_{t-1} = a_t g_t; a lane maps
@@ -390,7 +390,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   __syncthreads();
   if (!active) return;
   const AccT* s_dr = s_r(0 + 1);  // the adjoint leaving chunk 0's first step
-  for (int k = ct; k < kSlots && grp + k * kS < kN; k += 32 * kW) {
+  for (int k = ct; k < kSlots && (kS == 1 || grp + k * kS < kN); k += 32 * kW) {
     const int n = grp + k * kS;
     const long long rdn = (b * dim + d) * kN + n;
     if constexpr (Tr::kH0)
