@@ -106,6 +106,12 @@ std::vector<Case> cases() {
     all_flags(p);
     out.push_back({"l7-n5-fp16-allflags", p});
   }
+  {  // seqlen 4097 at few channels, bf16, every flag: the long warp-scan chunks (and
+     // their state groups) over three chunks, the last one step long
+    BwdProblem p = make(2, 3, 4097, 8, 1, DType::kBF16);
+    all_flags(p);
+    out.push_back({"l4097-bf16-n8-allflags", p});
+  }
   {  // u's batch stride past 2^31 elements (64-bit offsets)
     BwdProblem p = make(2, 4, 64, 4, 1, DType::kBF16);
     p.fwd.has_d = true;
