@@ -204,8 +204,10 @@ SSMTUNE_HD constexpr ScanSmemLayout scan_smem_layout(int dstate, int chunk, int 
 }
 
 // Threads per block of ssm_fwd_state_sum (the warpscan's state groups' y
-// added, one block per (channel, batch)).
+// added, one block per (channel, batch, time slice)) and the timesteps of
+// one block (four a thread).
 constexpr int kFwdStateSumThreads = 256;
+constexpr int kFwdStateSumSpan = 4 * kFwdStateSumThreads;
 
 // Tiles of channels: tiles never straddle a B/C group, so one staged B/C
 // tile serves every channel of a block.

@@ -192,6 +192,10 @@ Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_b
   if (c.blocks < 0 || int64_t{c.blocks} * c.threads > 2048)
     return bad("blocks must be in [1, 2048 / threads] (0: the default)");
   if (p.fwd.batch > 65535) return bad("batch above 65535 (grid y)");
+  if (c.algo == BwdAlgo::kWarpScan &&
+      ssmtune_kernels::bwd_state_sum_slices(p.fwd.seqlen, c.n_split) > 65535)
+    return bad(
+        "warp scan over state groups: seqlen past 65535 time slices (the state sum's grid z)");
   const int64_t n_chunks = (p.fwd.seqlen + c.chunk - 1) / c.chunk;
   if (c.algo == BwdAlgo::kMultiPass && n_chunks < 2)
     return bad("multipass: needs at least 2 chunks (one segment otherwise)");

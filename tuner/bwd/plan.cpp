@@ -75,15 +75,18 @@ Result<BwdPlan> plan_bwd(const BwdProblem& bp, const BwdConfig& c, size_t max_sh
   };
   if (c.algo == BwdAlgo::kWarpScan) {
     // A channel's states over n_split blocks (grid z), then the sum of the
-    // groups' du and ddelta terms, a block per (channel, batch).
+    // groups' du and ddelta terms, a block per (channel, batch, time slice).
     const unsigned groups = static_cast<unsigned>(c.n_split);
     plan.launches.push_back(
         {add("ssm_bwd_warpscan"), {tiles, static_cast<unsigned>(p.batch), groups}, block, smem});
     if (groups > 1) {
       const unsigned warps = ssmtune_kernels::kBwdStateSumThreads / 32;
+      plan.bias_slices =
+          static_cast<int>(ssmtune_kernels::bwd_state_sum_slices(p.seqlen, c.n_split));
       plan.launches.push_back(
           {add("ssm_bwd_state_sum"),
-           {static_cast<unsigned>(p.dim), static_cast<unsigned>(p.batch)},
+           {static_cast<unsigned>(p.dim), static_cast<unsigned>(p.batch),
+            static_cast<unsigned>(plan.bias_slices)},
            jit::Dim3{static_cast<unsigned>(ssmtune_kernels::kBwdStateSumThreads)},
            static_cast<unsigned>(warps * (c.acc == BwdAcc::kF64 ? 8 : 4))});
     }

@@ -27,6 +27,7 @@ struct BwdPlan {
   int tiles_per_group = 1;
   int segments = 1;  // multipass: segments actually launched (none empty)
   int seg_chunks = 1;
+  int bias_slices = 1;  // ddelta_bias partial rows per batch row (the state sum's slices)
   ssmtune_kernels::BwdScratchLayout scratch{};
   size_t max_shared_bytes = 0;
 };

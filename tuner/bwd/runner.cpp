@@ -147,6 +147,7 @@ Status BwdKernel::launch_on(ssmtune_kernels::SsmBwdParams params, CUstream strea
   params.tiles_per_group = plan_.tiles_per_group;
   params.segments = plan_.segments;
   params.seg_chunks = plan_.seg_chunks;
+  params.bias_slices = plan_.bias_slices;
   for (const auto& launch : plan_.launches)
     SSMTUNE_RETURN_IF_ERROR(kernels_[launch.kernel].launch(launch.grid, launch.block,
                                                            launch.shared_bytes, stream, params));

@@ -2,8 +2,8 @@
 // a fixed order and converts to the output dtypes. blockIdx.y picks the
 // task: 0 dB, 1 dC (variable: over the tiles of the group, per (b, g, n,
 // t), to the input dtype; constant: over the rows (batch x segments), per
-// (d, n), fp32), 2 dA, 3 dD, 4 ddelta_bias (over the rows, 8 lanes an
-// output). Grid-stride over x; 64-bit indices.
+// (d, n), fp32), 2 dA, 3 dD, 4 ddelta_bias (over the rows, and the state
+// sum's time slices, 8 lanes an output). Grid-stride over x; 64-bit indices.
 #pragma once
 
 #include "ssm/bwd/bwd_traits.cuh"
@@ -84,8 +84,9 @@ __global__ void __launch_bounds__(kBwdFinalizeThreads) ssm_bwd_finalize(const Ss
         bwd_sum_rows(p.part_d, rows, dim, [&](long long i, float sum) { p.dD[i] = sum; });
       break;
     case 4:
+      // Rows per batch row: the state sum's time slices where it wrote them.
       if constexpr (Tr::kHasBias)
-        bwd_sum_rows(p.part_bias, rows, dim,
+        bwd_sum_rows(p.part_bias, rows * max(1, p.bias_slices), dim,
                      [&](long long i, float sum) { p.ddelta_bias[i] = sum; });
       break;
   }

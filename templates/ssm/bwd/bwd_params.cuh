@@ -51,7 +51,7 @@ struct SsmBwdParams {
   float* part_c;     // likewise
   float* part_a;     // [(r, d, n)]
   float* part_d;     // [(r, d)]
-  float* part_bias;  // [(r, d)]
+  float* part_bias;  // [(r, d)]; state groups: [((slice * batch + b), d)]
   // Warp scan with its states split over n_split blocks (state groups),
   // AccT: per (group, b, d, t) the group's sums over its states of g B
   // (part_sb) and of A g a h_{t-1} (part_sa), [((group * batch + b) * dim
@@ -66,6 +66,9 @@ struct SsmBwdParams {
   // forward, or by an earlier backward of the same inputs): phase 1 is
   // skipped (a third of the exps, and a read of u, delta and B).
   int ckpt_ready;
+  // Rows of ddelta_bias partials per row r: the state sum's time slices
+  // (bwd_state_sum_slices), 1 otherwise.
+  int bias_slices;
 };
 
 // Where the state entering chunk j (1 <= j < n_chunks) of (b, d), state n,
@@ -202,6 +205,16 @@ SSMTUNE_HD constexpr long long bwd_ckpt_bytes(long long batch, long long dim, lo
   return batch * ((seqlen + chunk - 1) / chunk - 1) * dstate * dim * acc_bytes;
 }
 
+// Threads per block of ssm_bwd_state_sum, and the timesteps of one block:
+// one per (channel, batch, time slice), four timesteps a thread.
+constexpr int kBwdStateSumThreads = 256;
+constexpr int kBwdStateSumSpan = 4 * kBwdStateSumThreads;
+
+// Time slices of the warp scan's state sum (grid z): 1 without state groups.
+SSMTUNE_HD constexpr long long bwd_state_sum_slices(long long seqlen, long long state_groups) {
+  return state_groups > 1 ? (seqlen + kBwdStateSumSpan - 1) / kBwdStateSumSpan : 1;
+}
+
 SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(
     long long batch, long long dim, long long groups, long long dstate, long long seqlen, int chunk,
     int d_step, bool var_b, bool var_c, bool has_d, bool has_bias, int acc_bytes,
@@ -223,7 +236,7 @@ SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(
   l.part_d = at;
   at += bwd_align256(has_d ? rows * dim * 4 : 0);
   l.part_bias = at;
-  at += bwd_align256(has_bias ? rows * dim * 4 : 0);
+  at += bwd_align256(has_bias ? rows * bwd_state_sum_slices(seqlen, state_groups) * dim * 4 : 0);
   const long long sums = state_groups > 1 ? state_groups * batch * dim * seqlen * acc_bytes : 0;
   l.part_sb = at;
   at += bwd_align256(sums);
@@ -239,8 +252,6 @@ SSMTUNE_HD constexpr BwdScratchLayout bwd_scratch_layout(
 // Threads per block of the finalize kernel, and its grid's y (one task each:
 // dB, dC, dA, dD, ddelta_bias); threads per block of the multipass combine.
 constexpr int kBwdFinalizeThreads = 256;
-// Threads per block of ssm_bwd_state_sum (one block per (batch, channel) row).
-constexpr int kBwdStateSumThreads = 256;
 constexpr int kBwdCombineThreads = 256;
 constexpr int kBwdFinalizeTasks = 5;
 // The longest chunk a backward kernel takes (host check and traits alike);

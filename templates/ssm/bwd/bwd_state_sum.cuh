@@ -2,10 +2,12 @@
 // groups) leaves, per group and (b, d, t), the group's sums over its states
 // of g B and of A g a h_{t-1}. This kernel adds the groups' in group order
 // and forms du = dt sum(g B) + D dy and ddelta = (u sum(g B) + sum(A g a
-// h_{t-1})) softplus'(.), as the one-group kernel does in place, and each
-// (b, d) row's ddelta_bias partial: its ddelta summed over t in a fixed
+// h_{t-1})) softplus'(.), as the one-group kernel does in place, and a
+// ddelta_bias partial per (time slice, b, d): its ddelta summed in a fixed
 // order (a thread's timesteps in order, the warp by a butterfly, the warps
-// in order). One block per (d, b); 64-bit indices.
+// in order; the finalize adds the slices' in order). One block per (d, b,
+// slice of kBwdStateSumSpan timesteps), four timesteps a thread; 64-bit
+// indices.
 #pragma once
 
 #include "ssm/bwd/bwd_chunk.cuh"
@@ -20,7 +22,7 @@ __global__ void __launch_bounds__(kBwdStateSumThreads) ssm_bwd_state_sum(const S
   constexpr int kS = Tr::kNSplit;
   constexpr int kWarps = kBwdStateSumThreads / 32;
   const SsmFwdParams& f = p.f;
-  const long long d = blockIdx.x, b = blockIdx.y;
+  const long long d = blockIdx.x, b = blockIdx.y, slice = blockIdx.z;
   const long long len = f.seqlen;
   const long long plane = static_cast<long long>(f.batch) * f.dim * len;  // one group's sums
   const AccT* sb_row = static_cast<const AccT*>(p.part_sb) + (b * f.dim + d) * len;
@@ -29,7 +31,8 @@ __global__ void __launch_bounds__(kBwdStateSumThreads) ssm_bwd_state_sum(const S
   const float dd_w = Tr::kHasD ? f.D[d] : 0.0f;
   const bool vec = f.vec4 != 0;
   AccT part_bias = 0;
-  for (long long t = 4LL * threadIdx.x; t < len; t += 4LL * kBwdStateSumThreads) {
+  const long long t = slice * kBwdStateSumSpan + 4LL * threadIdx.x;
+  if (t < len) {
     const int valid = static_cast<int>(min(4LL, len - t));
     float dv[4], uv[4], dy[4];
     load4<InT>(f.delta, b * f.delta_batch_stride + d * f.delta_dim_stride + t, valid, vec, dv);
@@ -71,7 +74,7 @@ __global__ void __launch_bounds__(kBwdStateSumThreads) ssm_bwd_state_sum(const S
     if (threadIdx.x == 0) {
       AccT sum = 0;
       for (int w = 0; w < kWarps; ++w) sum += s_w[w];
-      p.part_bias[b * f.dim + d] = static_cast<float>(sum);
+      p.part_bias[(slice * f.batch + b) * f.dim + d] = static_cast<float>(sum);
     }
   }
 }

@@ -86,6 +86,13 @@ TEST_CASE("warp-scan legality: 32 lanes a channel, chunks of 32 x 4k items", "[b
   CHECK(why(*BwdConfig::from_key("ws.K128.D4.fp32.t128.s4.fast")).empty());
   CHECK(breaks([](BwdConfig& x) { x.n_split = 8; }, "n_split exceeds dstate"));
   CHECK(breaks([](BwdConfig& x) { x.n_split = 3; }, "power of 2"));
+  {  // their state sum runs a block per 1024 steps (grid z): at most 65535 of them
+    BwdProblem longer = p;
+    longer.fwd.seqlen = int64_t{1} << 27;
+    const BwdConfig two = *BwdConfig::from_key("ws.K128.D4.fp32.t128.s2.fast");
+    CHECK(check_config(longer, two, 227 * 1024).message().find("time slices") != std::string::npos);
+    CHECK(check_config(longer, c, 227 * 1024).is_ok());
+  }
   CHECK(breaks([](BwdConfig& x) { x.threads = 4; }, "32 * d_step"));
   CHECK(breaks([](BwdConfig& x) { x.threads = 0; }, "multiple of 32 in [32, 1024]"));
   CHECK(breaks([](BwdConfig& x) { x.segments = 2; }, "segments must be 1"));

@@ -112,6 +112,7 @@ void check_case(const BwdProblem& bp, uint64_t seed, int segments = 1) {
   k.tiles_per_group = plan->tiles_per_group;
   k.segments = plan->segments;
   k.seg_chunks = plan->seg_chunks;
+  k.bias_slices = plan->bias_slices;
   REQUIRE(plan->max_shared_bytes <= sizeof ssmtune_kernels::smem_raw);
   auto poison_smem = [] {
     std::memset(ssmtune_kernels::smem_raw, 0xFF, sizeof ssmtune_kernels::smem_raw);

@@ -118,8 +118,11 @@ TEST_CASE("warp-scan plans over state groups: the scan, the state sum, finalize"
   CHECK(scan.shared_bytes == shared_bytes(p, c));
   CHECK(scan.shared_bytes < one->launches[0].shared_bytes / 3);
   const auto& sum = plan->launches[1];
-  CHECK(sum.grid.x == 4);  // dim
-  CHECK(sum.grid.y == 2);  // batch
+  CHECK(sum.grid.x == 4);         // dim
+  CHECK(sum.grid.y == 2);         // batch
+  CHECK(sum.grid.z == 2);         // time slices of 1024 steps
+  CHECK(plan->bias_slices == 2);  // ddelta_bias partials per (slice, batch, channel)
+  CHECK(one->bias_slices == 1);
   CHECK(sum.block.x == static_cast<unsigned>(ssmtune_kernels::kBwdStateSumThreads));
   // Per group and (b, d, t) two fp32 sums, before the checkpoints.
   const auto& s = plan->scratch;

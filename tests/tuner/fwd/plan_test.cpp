@@ -146,9 +146,14 @@ TEST_CASE("warpscan plans over state groups: the scan, the state sum, y per grou
   CHECK(plan->kernels[sum.kernel].name_expression.find("ssm_fwd_state_sum<") != std::string::npos);
   CHECK(sum.grid.x == 4);  // dim
   CHECK(sum.grid.y == 2);  // batch
+  CHECK(sum.grid.z == 3);  // time slices of 1024 steps
   CHECK(sum.block.x == static_cast<unsigned>(ssmtune_kernels::kFwdStateSumThreads));
   // Each group's y per (b, d, t), fp32.
   CHECK(plan->carries_bytes == size_t{4} * 2 * 4 * 3000 * 4);
+  // The state sum's time slices (grid z) stop at 65535.
+  CHECK(
+      check_config(sized(1, 4, int64_t{1} << 27, 8), c, 227 * 1024).message().find("time slices") !=
+      std::string::npos);
   // States over more blocks than dstate has: illegal.
   c.n_split = 16;
   CHECK(check_config(p, c, 227 * 1024).message().find("n_split exceeds dstate") !=

@@ -22,6 +22,10 @@ class WarpScan final : public FwdAlgorithm {
     if (c.n_split < 1 || c.n_split > 32 || (c.n_split & (c.n_split - 1)) != 0)
       return "warpscan: n_split (blocks sharing a channel's states) must be a power of 2 <= 32";
     if (c.n_split > p.dstate) return "warpscan: n_split exceeds dstate";
+    if (c.n_split > 1 &&
+        (p.seqlen + ssmtune_kernels::kFwdStateSumSpan - 1) / ssmtune_kernels::kFwdStateSumSpan >
+            65535)
+      return "warpscan over state groups: seqlen past 65535 time slices (the state sum's grid z)";
     if (c.threads % (32 * c.d_step) != 0)
       return "warpscan: threads must be 32 * d_step * warps per channel";
     const int warps = c.threads / (32 * c.d_step);
@@ -35,14 +39,17 @@ class WarpScan final : public FwdAlgorithm {
   }
   void plan(const FwdPlanContext& x, FwdPlan& plan) const override {
     // A channel's states over n_split blocks (grid z), then the sum of
-    // their y, a block per (channel, batch); the groups' y in the carries.
+    // their y, a block per (channel, batch, time slice); the groups' y in
+    // the carries.
     const unsigned groups = static_cast<unsigned>(x.c.n_split);
     plan.launches.push_back(
         {x.add_kernel(plan, "ssm_fwd_warpscan"), {x.tiles, x.batch, groups}, x.block, x.smem});
     if (groups > 1) {
+      const int64_t slices =
+          (x.p.seqlen + ssmtune_kernels::kFwdStateSumSpan - 1) / ssmtune_kernels::kFwdStateSumSpan;
       plan.launches.push_back(
           {x.add_kernel(plan, "ssm_fwd_state_sum"),
-           {static_cast<unsigned>(x.p.dim), x.batch},
+           {static_cast<unsigned>(x.p.dim), x.batch, static_cast<unsigned>(slices)},
            jit::Dim3{static_cast<unsigned>(block_threads(x.p, x.c, "state_sum"))},
            0});
       plan.carries_bytes = size_t(groups) * x.p.batch * x.p.dim * x.p.seqlen * x.acc_bytes;
