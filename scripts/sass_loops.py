@@ -14,12 +14,20 @@ version 7, e_flags for sm_90); --get-nvdisasm fetches it (apt-get download
 into ~/.cache/ssmtune-sass, nothing installed). Static counts only: a loop's
 trip count and the time it takes are for the GPU to show.
 
+With --against DIR (a templates/ folder of another tree, e.g. `git archive
+REV templates | tar -x -C /tmp/old`) the same configs are compiled from both
+and the two reports are diffed: a change meant to leave some kernels'
+code alone shows them as the same, instruction for instruction per loop.
+
   scripts/sass_loops.py --get-nvdisasm
   scripts/sass_loops.py --family bwd --dtype bf16 --with-d --with-z \\
       --delta-bias --softplus --config seq.K16.D32.fp32.t128.s4.fast.b3
+  scripts/sass_loops.py --against /tmp/old/templates --family fwd --config \\
+      warpscan.K2048.D1.fp32.t512.i4.s1.fast
 """
 import argparse
 import collections
+import difflib
 import os
 import re
 import shutil
@@ -87,6 +95,8 @@ def opcode(ins):
 
 
 def report(sass):
+    """Per kernel: its instruction count and each loop's length and opcode mix."""
+    lines = []
     parts = re.split(r"\n//-+ \.text\.(\S+) -+\n", sass)
     for name, body in zip(parts[1::2], parts[2::2]):
         ins, labels = [], {}
@@ -99,7 +109,7 @@ def report(sass):
             if m:
                 ins.append(m.group(1).strip())
         demangled = subprocess.run(["c++filt", name], capture_output=True, text=True).stdout.strip()
-        print(f"{demangled or name}\n  {len(ins)} instructions")
+        lines += [demangled or name, f"  {len(ins)} instructions"]
         for idx, text in enumerate(ins):
             m = re.search(r"\bBRA\b.*?(\.L_x_\d+)", text)
             if not m or labels.get(m.group(1), idx + 1) > idx:
@@ -107,7 +117,8 @@ def report(sass):
             lo = labels[m.group(1)]
             ops = collections.Counter(opcode(x) for x in ins[lo:idx + 1])
             mix = " ".join(f"{k}:{v}" for k, v in ops.most_common(12))
-            print(f"  loop [{lo}, {idx}] {idx - lo + 1} instructions: {mix}")
+            lines.append(f"  loop [{lo}, {idx}] {idx - lo + 1} instructions: {mix}")
+    return lines
 
 
 def main():
@@ -116,6 +127,8 @@ def main():
     ap.add_argument("--get-nvdisasm", action="store_true", help="fetch nvdisasm and exit")
     ap.add_argument("--cubin", action="append", default=[], help="report these cubins instead")
     ap.add_argument("--ssmtune", default=os.environ.get("SSMTUNE", "build/ssmtune"))
+    ap.add_argument("--against", metavar="DIR",
+                    help="also compile from this templates folder and diff the two reports")
     args, compile_args = ap.parse_known_args()
     if args.get_nvdisasm:
         get_nvdisasm()
@@ -123,14 +136,34 @@ def main():
     nvdisasm = nvdisasm_path()
     if nvdisasm is None:
         sys.exit("sass_loops: nvdisasm not found (set NVDISASM, or run with --get-nvdisasm)")
+    if args.against:
+        if args.cubin:
+            sys.exit("sass_loops: --against compiles; it takes no --cubin")
+        theirs = reports(nvdisasm, args, compile_args, args.against)
+        ours = reports(nvdisasm, args, compile_args, None)
+        diff = list(difflib.unified_diff(theirs, ours, args.against, "the binary's templates",
+                                         lineterm=""))
+        print("\n".join(diff) if diff else f"same SASS loops as {args.against}")
+        return
+    print("\n".join(reports(nvdisasm, args, compile_args, None)))
+
+
+def reports(nvdisasm, args, compile_args, template_dir):
+    """The report lines of --cubin files, or of `ssmtune compile`'s cubins
+    (from template_dir's templates when given, else the binary's own)."""
     cubins = args.cubin
+    env = dict(os.environ)
+    if template_dir:
+        env["SSMTUNE_TEMPLATE_DIR"] = template_dir
+    lines = []
     with tempfile.TemporaryDirectory() as tmp:
         if not cubins:
             subprocess.run([args.ssmtune, "compile", "--cubin-dir", tmp, *compile_args], check=True,
-                           stdout=subprocess.DEVNULL)
+                           stdout=subprocess.DEVNULL, env=env)
             cubins = sorted(os.path.join(tmp, f) for f in os.listdir(tmp) if f.endswith(".cubin"))
         for cubin in cubins:
-            report(disassemble(nvdisasm, cubin))
+            lines += report(disassemble(nvdisasm, cubin))
+    return lines
 
 
 if __name__ == "__main__":
