@@ -209,6 +209,11 @@ SSMTUNE_HD constexpr ScanSmemLayout scan_smem_layout(int dstate, int chunk, int 
 constexpr int kFwdStateSumThreads = 256;
 constexpr int kFwdStateSumSpan = 4 * kFwdStateSumThreads;
 
+// Time slices of ssm_fwd_state_sum (its grid z).
+SSMTUNE_HD constexpr long long fwd_state_sum_slices(long long seqlen) {
+  return (seqlen + kFwdStateSumSpan - 1) / kFwdStateSumSpan;
+}
+
 // Tiles of channels: tiles never straddle a B/C group, so one staged B/C
 // tile serves every channel of a block.
 SSMTUNE_HD constexpr int tiles_per_group(int dim_per_group, int d_step) {

@@ -28,9 +28,7 @@ __global__ void __launch_bounds__(kFwdStateSumThreads) ssm_fwd_state_sum(const S
       load4<InT>(p.u, b * p.u_batch_stride + d * p.u_dim_stride + t, valid, vec, u);
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      AccT y = 0;
-      if (k < valid)
-        for (int g = 0; g < Tr::kNSplit; ++g) y += y_row[g * plane + t + k];
+      const AccT y = k < valid ? sum_over_groups<Tr::kNSplit>(y_row + t + k, plane) : AccT(0);
       o[k] = static_cast<float>(y);
       if constexpr (Tr::kHasD) o[k] = fmaf(dd, u[k], o[k]);
     }

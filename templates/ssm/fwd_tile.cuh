@@ -275,6 +275,16 @@ __device__ __forceinline__ void write_output(const SsmFwdParams& p, int b, int d
   }
 }
 
+// The sum over kGroups state groups of one element, group 0 first: at[g *
+// plane] is group g's value (the state sums' fixed order, so their bits do
+// not depend on which group's block finished first).
+template <int kGroups, typename AccT>
+__device__ __forceinline__ AccT sum_over_groups(const AccT* at, long long plane) {
+  AccT sum = 0;
+  for (int g = 0; g < kGroups; ++g) sum += at[g * plane];
+  return sum;
+}
+
 // Writes four outputs of channel d from timestep t (`valid` of them real):
 // o (y + D u) to out and, with z, o silu(z) to out_z (o is gated in place).
 template <typename Tr>

@@ -47,12 +47,8 @@ __global__ void __launch_bounds__(kBwdStateSumThreads) ssm_bwd_state_sum(const S
     float du[4], dd[4];
 #pragma unroll
     for (int k = 0; k < 4; ++k) {
-      AccT sb = 0, sa = 0;
-      if (k < valid)
-        for (int g = 0; g < kS; ++g) {
-          sb += sb_row[g * plane + t + k];
-          sa += sa_row[g * plane + t + k];
-        }
+      const AccT sb = k < valid ? sum_over_groups<kS>(sb_row + t + k, plane) : AccT(0);
+      const AccT sa = k < valid ? sum_over_groups<kS>(sa_row + t + k, plane) : AccT(0);
       const float dt = transform_delta<Tr>(dv[k], bias);
       const float s_bk = static_cast<float>(sb);
       du[k] = dt * s_bk;

@@ -115,8 +115,7 @@ void check_saving(FwdProblem p, int shift, uint64_t seed) {
       [] { std::memset(ssmtune_kernels::smem_raw, 0xFF, sizeof ssmtune_kernels::smem_raw); });
   if constexpr (kGroups > 1)
     emulation::launch(static_cast<unsigned>(p.dim), static_cast<unsigned>(p.batch),
-                      static_cast<unsigned>((p.seqlen + ssmtune_kernels::kFwdStateSumSpan - 1) /
-                                            ssmtune_kernels::kFwdStateSumSpan),
+                      static_cast<unsigned>(ssmtune_kernels::fwd_state_sum_slices(p.seqlen)),
                       ssmtune_kernels::kFwdStateSumThreads,
                       [&k] { ssmtune_kernels::ssm_fwd_state_sum<Tr>(k); });
 

@@ -22,9 +22,7 @@ class WarpScan final : public FwdAlgorithm {
     if (c.n_split < 1 || c.n_split > 32 || (c.n_split & (c.n_split - 1)) != 0)
       return "warpscan: n_split (blocks sharing a channel's states) must be a power of 2 <= 32";
     if (c.n_split > p.dstate) return "warpscan: n_split exceeds dstate";
-    if (c.n_split > 1 &&
-        (p.seqlen + ssmtune_kernels::kFwdStateSumSpan - 1) / ssmtune_kernels::kFwdStateSumSpan >
-            65535)
+    if (c.n_split > 1 && ssmtune_kernels::fwd_state_sum_slices(p.seqlen) > 65535)
       return "warpscan over state groups: seqlen past 65535 time slices (the state sum's grid z)";
     if (c.threads % (32 * c.d_step) != 0)
       return "warpscan: threads must be 32 * d_step * warps per channel";
@@ -45,8 +43,7 @@ class WarpScan final : public FwdAlgorithm {
     plan.launches.push_back(
         {x.add_kernel(plan, "ssm_fwd_warpscan"), {x.tiles, x.batch, groups}, x.block, x.smem});
     if (groups > 1) {
-      const int64_t slices =
-          (x.p.seqlen + ssmtune_kernels::kFwdStateSumSpan - 1) / ssmtune_kernels::kFwdStateSumSpan;
+      const long long slices = ssmtune_kernels::fwd_state_sum_slices(x.p.seqlen);
       plan.launches.push_back(
           {x.add_kernel(plan, "ssm_fwd_state_sum"),
            {static_cast<unsigned>(x.p.dim), x.batch, static_cast<unsigned>(slices)},
