@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ssm/bwd/bwd_params.cuh"
+#include "tuner/state_groups.h"
 
 namespace ssmtune::bwd {
 namespace {
@@ -35,10 +36,6 @@ bool parse_field(const std::string& f, const std::string& prefix, int& out) {
 }
 
 bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
-
-// Below this many (batch x dim) channels a warp each leaves an H200's 132
-// SMs under 8 warps: the tuner then tries several warps a channel.
-constexpr int64_t kFewChannels = 1024;
 
 // A warp-scan config: `channels` a block, `warps` a channel, chunk
 // timesteps, a channel's states over `groups` blocks.
@@ -319,8 +316,13 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   const int64_t channels = f.batch * f.dim;
   const bool one_chunk = f.seqlen <= 1024 && f.seqlen * f.dstate <= 16384;
   const bool few_states = f.seqlen <= 4096 && f.dstate <= 8;
+  // Up to dstate 16 where 4 or more blocks share a channel's states (state
+  // groups; H100, (2,4,2048,16) bf16 with the flags and saved states: 4
+  // groups at 16 warps 0.0313 ms, one group at 8 warps 0.0887).
+  const bool grouped_states = f.seqlen <= 4096 && f.dstate <= 16 && c.acc == BwdAcc::kF32 &&
+                              default_state_groups(channels, f.dstate, f.seqlen, 16, sm_count) >= 4;
   if (c.algo == BwdAlgo::kMultiPass &&
-      (f.seqlen <= 128 || (channels <= 64 && (one_chunk || few_states)))) {
+      (f.seqlen <= 128 || (channels <= 64 && (one_chunk || few_states || grouped_states)))) {
     // Warps enough to cover the sequence, up to 16 (a chunk of 2048; 8 with
     // fp64 sums, which spill at 512 threads), fewer where the chunk's B/C
     // rows do not fit; 256 threads a block up to 8 warps a channel (more
@@ -328,6 +330,7 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
     const int max_warps = c.acc == BwdAcc::kF32 ? 16 : 8;
     int warps = 1;
     while (warps < max_warps && 128 * warps < f.seqlen) warps *= 2;
+    const int wanted_warps = warps;
     BwdConfig ws;
     for (;; warps /= 2) {
       ws = warp_scan(128 * warps, channels_a_block(f, std::max(1, 8 / warps)), warps, c.acc, c.exp);
@@ -340,6 +343,21 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
                " (" + std::to_string(warps) + " warps a channel, " + std::to_string(ws.d_step) +
                " channels a block; " + std::to_string(channels) +
                " channels): faster than multipass there";
+    }
+    // A channel's states over several blocks (state groups) while they fit
+    // one wave (tuner/state_groups.cpp has the measurements), at 8 warps a
+    // channel or more; fp32 sums only (the configs the spaces hold).
+    if (c.algo == BwdAlgo::kWarpScan && c.acc == BwdAcc::kF32 && channels <= 64) {
+      const int gw = std::max(wanted_warps, kStateGroupMinWarps);
+      const int groups = default_state_groups(channels, f.dstate, f.seqlen, gw, sm_count);
+      const BwdConfig g = warp_scan(128 * gw, 1, gw, c.acc, c.exp, groups);
+      if (groups > 1 && check_config(p, g, limit).is_ok()) {
+        c = g;
+        reason = "warp scan, a channel's states over " + std::to_string(groups) +
+                 " blocks (state groups), chunks of " + std::to_string(g.chunk) + " (" +
+                 std::to_string(gw) + " warps a channel; " + std::to_string(channels) +
+                 " channels: the groups fill one wave of 16 warps per SM)";
+      }
     }
   }
   // Under one wave of 4 blocks per SM anyway: 3, with more registers (H200,

@@ -1,10 +1,12 @@
 // Default configs.
 #include "tuner/fwd/heuristics.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "tuner/fwd/algorithms.h"
 #include "tuner/fwd/algos/common.h"
+#include "tuner/state_groups.h"
 
 namespace ssmtune {
 namespace {
@@ -35,12 +37,20 @@ constexpr int64_t kWideScanMaxSeqlen = 8192;
 // 16 warps against 8: (2, 4, 2048, 8) bf16 0.0180 / 0.0295 ms, (2, 4, 4096,
 // 8) fp32 0.0217 / 0.0330, (2, 4, 3000, 8) fp16 0.0319 / 0.0423, (1, 4,
 // 2048, 4) bf16 0.0122 / 0.0184; 8 warps of 8 steps 0.016 to 0.047.
-std::optional<FwdConfig> wide_warpscan(const FwdProblem& p, size_t max_shared_bytes) {
+// A channel's states over several blocks (state groups) while they fit one
+// wave, at 8 warps a channel or more (tuner/state_groups.cpp).
+std::optional<FwdConfig> wide_warpscan(const FwdProblem& p, int sm_count, size_t max_shared_bytes) {
   FwdConfig c = default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes);
   c.d_step = 1;
   c.items = 4;
   int warps = 1;
   while (warps < 16 && 32 * warps * c.items < p.seqlen) warps *= 2;
+  const int group_warps = std::max(warps, kStateGroupMinWarps);
+  FwdConfig g = c;
+  g.n_split = default_state_groups(p.batch * p.dim, p.dstate, p.seqlen, group_warps, sm_count);
+  g.threads = 32 * group_warps;
+  g.chunk = 32 * group_warps * g.items;
+  if (g.n_split > 1 && check_config(p, g, max_shared_bytes).is_ok()) return g;
   for (; warps >= 1; warps /= 2) {
     c.threads = 32 * warps;
     c.chunk = 32 * warps * c.items;
@@ -99,11 +109,14 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
   }
   // Very few chains: several warps each, the sequence in a few long chunks.
   if (chains <= kWideScanMaxChains && p.seqlen <= kWideScanMaxSeqlen)
-    if (const auto wide = wide_warpscan(p, max_shared_bytes))
+    if (const auto wide = wide_warpscan(p, sm_count, max_shared_bytes))
       return {*wide,
               "warpscan: only " + std::to_string(chains) + " channels; " +
                   std::to_string(wide->threads / 32) + (wide->threads == 32 ? " warp" : " warps") +
-                  " each, the sequence in chunks of " + std::to_string(wide->chunk) + " steps"};
+                  " each, the sequence in chunks of " + std::to_string(wide->chunk) + " steps" +
+                  (wide->n_split > 1 ? ", a channel's states over " +
+                                           std::to_string(wide->n_split) + " blocks (state groups)"
+                                     : std::string())};
   // Few states and channels enough for 8 warps on every SM: the warp scan;
   // the split scan's extra pass costs more than its fuller grid gains when
   // a step's state update is this cheap. H200 with the flags: (8, 1024,

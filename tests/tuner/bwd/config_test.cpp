@@ -272,13 +272,16 @@ TEST_CASE("the backward default scans few channels with several warps a channel"
     const char* key;
     int64_t chunks;
   };
-  for (const Want& w : {Want{4, 128, 8, "ws.K128.D4.fp32.t128.s1.fast", 1},
-                        Want{4, 200, 8, "ws.K256.D4.fp32.t256.s1.fast", 1},
-                        Want{4, 512, 8, "ws.K512.D2.fp32.t256.s1.fast", 1},
-                        Want{4, 1024, 8, "ws.K1024.D1.fp32.t256.s1.fast", 1},
-                        Want{4, 1024, 16, "ws.K1024.D1.fp32.t256.s1.fast", 1},
-                        Want{4, 2048, 8, "ws.K2048.D1.fp32.t512.s1.fast", 1},
-                        Want{32, 4096, 8, "ws.K2048.D1.fp32.t512.s1.fast", 2},
+  // From 128 steps a channel's states go over as many blocks (state groups,
+  // 8 warps or more each) as fill one wave of 16 warps per SM, up to 8.
+  for (const Want& w : {Want{4, 128, 8, "ws.K1024.D1.fp32.t256.s8.fast", 1},
+                        Want{4, 200, 8, "ws.K1024.D1.fp32.t256.s8.fast", 1},
+                        Want{4, 512, 8, "ws.K1024.D1.fp32.t256.s8.fast", 1},
+                        Want{4, 1024, 8, "ws.K1024.D1.fp32.t256.s8.fast", 1},
+                        Want{4, 1024, 16, "ws.K1024.D1.fp32.t256.s8.fast", 1},
+                        Want{4, 2048, 8, "ws.K2048.D1.fp32.t512.s8.fast", 1},
+                        Want{4, 2048, 16, "ws.K2048.D1.fp32.t512.s8.fast", 1},
+                        Want{32, 4096, 8, "ws.K2048.D1.fp32.t512.s2.fast", 2},
                         Want{1536, 128, 16, "ws.K128.D8.fp32.t256.s1.fast", 1}}) {
     p.fwd = testing::shape(w.dim == 1536 ? 1 : 2, w.dim, w.seqlen, w.dstate, DType::kF32);
     p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
@@ -287,21 +290,28 @@ TEST_CASE("the backward default scans few channels with several warps a channel"
     CHECK(d.config.key() == w.key);
     CHECK(d.reason.find("warp scan") != std::string::npos);
     CHECK(plan_bwd(p, d.config, 227 * 1024).value().n_chunks == w.chunks);
-    // fp64 accumulation as well, where it fits.
+    // fp64 accumulation as well, where it fits (not past one chunk at dstate
+    // 16: that takes state groups, fp32 only).
     const BwdConfig d64 = default_config(p, BwdAcc::kF64, 227 * 1024, 132).config;
-    CHECK(d64.algo == BwdAlgo::kWarpScan);
+    CHECK(d64.algo ==
+          (w.seqlen == 2048 && w.dstate == 16 ? BwdAlgo::kMultiPass : BwdAlgo::kWarpScan));
     CHECK(scan_warps(d64) <= 8);  // 16 warps of fp64 sums spill
     CHECK(check_config(p, d64, 227 * 1024).is_ok());
   }
-  // Past one chunk at dstate 16, past 4096 steps, or more channels at more
-  // steps: multipass (measured faster there).
+  // Past one chunk at dstate 16 where fewer than 4 groups fit (64 channels),
+  // past 4096 steps, or more channels at more steps: multipass (measured
+  // faster there).
   for (const auto& [b, d, l, n] :
-       {std::array<int64_t, 4>{2, 4, 2048, 16}, std::array<int64_t, 4>{2, 4, 8192, 8},
+       {std::array<int64_t, 4>{2, 32, 2048, 16}, std::array<int64_t, 4>{2, 4, 8192, 8},
         std::array<int64_t, 4>{2, 768, 512, 16}, std::array<int64_t, 4>{2, 64, 1024, 8}}) {
     p.fwd = testing::shape(b, d, l, n, DType::kF32);
     INFO(p.key());
     CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kMultiPass);
   }
+  // Under 128 steps: one warp, one group.
+  p.fwd = testing::shape(2, 4, 127, 8, DType::kF32);
+  const BwdConfig short_seq = default_config(p, BwdAcc::kF32, 227 * 1024, 132).config;
+  CHECK(short_seq.key() == "ws.K128.D4.fp32.t128.s1.fast");
   // Short enough for the sequential kernel alone: unchanged.
   p.fwd = testing::shape(2, 4, 64, 8, DType::kF32);
   CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kSequential);

@@ -129,25 +129,35 @@ TEST_CASE("very few channels get several warps each of the warp scan", "[tuner]"
   struct Case {
     FwdProblem p;
     int warps;
+    int groups;
   };
   // mamba_ssm's test grid (2, 4, seqlen, 8) among them; the chunk covers the
-  // sequence up to 16 warps (2048 steps), one warp for 128 steps or fewer.
+  // sequence up to 16 warps (2048 steps), and from 128 steps a channel's
+  // states go over as many blocks (state groups, at least 8 warps each) as
+  // fill one wave of 16 warps per SM, up to 8; one warp and one group below.
   for (const Case& k :
-       {Case{shape(2, 4, 1024, 16, DType::kF32), 8}, Case{shape(2, 4, 4096, 8, DType::kF32), 16},
-        Case{shape(2, 4, 2048, 8, DType::kBF16), 16}, Case{shape(2, 4, 512, 8, DType::kF16), 4},
-        Case{shape(2, 4, 256, 8), 2}, Case{shape(2, 4, 128, 8), 1}, Case{shape(2, 4, 7, 8), 1},
-        // dstate 16: chunks of 2048 do not fit, 1024 do.
-        Case{shape(1, 64, 2048, 16), 8},
-        // dstate 64: chunks of 1024 do not fit, 512 do.
-        Case{shape(2, 4, 2048, 64, DType::kF32), 2}}) {
+       {Case{shape(2, 4, 1024, 16, DType::kF32), 8, 8},
+        Case{shape(2, 4, 4096, 8, DType::kF32), 16, 8},
+        Case{shape(2, 4, 2048, 8, DType::kBF16), 16, 8},
+        Case{shape(2, 4, 512, 8, DType::kF16), 8, 8}, Case{shape(2, 4, 256, 8), 8, 8},
+        Case{shape(2, 4, 128, 8), 8, 8}, Case{shape(2, 4, 127, 8), 1, 1},
+        Case{shape(2, 4, 7, 8), 1, 1}, Case{shape(1, 4, 2048, 4, DType::kBF16), 16, 4},
+        // 64 channels of 16 warps: 2 groups fill the wave (2048 warps of 2112).
+        Case{shape(1, 64, 2048, 16), 16, 2}, Case{shape(2, 32, 4096, 8), 16, 2},
+        // dstate 64: 8 groups of 8 states, whose chunk of 2048 fits.
+        Case{shape(2, 4, 2048, 64, DType::kF32), 16, 8}}) {
     const FwdDefaultChoice d = heuristic_default(k.p, kSms, kShared);
     INFO(k.p.key() << " " << d.config.key() << ": " << d.reason);
     CHECK(d.config.algo == ScanAlgo::kWarpScan);
     CHECK(d.config.d_step == 1);
     CHECK(d.config.threads == 32 * k.warps);
     CHECK(d.config.chunk == 32 * k.warps * d.config.items);
+    CHECK(d.config.n_split == k.groups);
+    CHECK((d.reason.find("state groups") != std::string::npos) == (k.groups > 1));
     CHECK(check_config(k.p, d.config, kShared).is_ok());
   }
+  // Fewer SMs, fewer groups: 16 SMs hold 256 warps, 2 groups of 8 channels at 16 warps.
+  CHECK(heuristic_default(shape(2, 4, 2048, 8, DType::kBF16), 16, kShared).config.n_split == 2);
   // More channels, or a sequence past 8 chunks: the rules before.
   CHECK(heuristic_default(shape(2, 64, 2048, 16), kSms, kShared).config.algo == ScanAlgo::kSplit);
   CHECK(heuristic_default(shape(1, 4, 65536, 16), kSms, kShared).config.algo == ScanAlgo::kSplit);

@@ -7,12 +7,10 @@
 
 #include "ssm/fwd_params.cuh"
 #include "tuner/fwd/algos/common.h"
+#include "tuner/state_groups.h"
 
 namespace ssmtune {
 namespace {
-
-// Below this many (batch x dim) channels the space holds the state groups.
-constexpr int64_t kFewChannels = 1024;
 
 class WarpScan final : public FwdAlgorithm {
  public:
