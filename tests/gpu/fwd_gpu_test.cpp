@@ -130,6 +130,10 @@ std::vector<FwdConfig> configs_for(const FwdProblem& p, size_t max_shared) {
     c.n_split = w.groups;
     if (check_config(p, c, max_shared)) out.push_back(c);
   }
+  // The heuristic's default on 132 SMs (an H200's or H100's count): at few
+  // channels the warp scan over state groups (tuner/state_groups.h).
+  const FwdConfig heuristic = heuristic_default(p, 132, max_shared).config;
+  if (std::find(out.begin(), out.end(), heuristic) == out.end()) out.push_back(heuristic);
   // The other fp32 exp modes, on two algorithms.
   for (ScanAlgo a : {ScanAlgo::kSequential, ScanAlgo::kWarpScan}) {
     FwdConfig c = default_config(p, a, AccType::kF32, max_shared);
