@@ -4,7 +4,7 @@
 # the seed's check. Outputs land in ${OUT:-out}/.
 # Usage: scripts/device_run.sh BUILD_DIR PART...
 #   (tests bench check tune_seed tune_mid db report overhead explain bwd_chan bwd_ab
-#    bwd_groups fwd_groups)
+#    bwd_groups fwd_groups fwd_mid_groups)
 # bwd_ab: TPL_OLD=DIR (a templates/ folder of an older tree) times the
 # backward default with those templates and with the build's own.
 set -uo pipefail
@@ -101,6 +101,22 @@ for part in "${@:2}"; do
         TAIL=12 step "fwd_groups_${b}_${d}_${l}_${n}_$t" 90 "$build/ssmtune" bench --batch "$b" \
           --dim "$d" --seqlen "$l" --dstate "$n" "${fwd_flags[@]}" --dtype "$t" --all-algorithms \
           --config "${cfgs[@]}"
+      done ;;
+    # The forward between 64 and 256 channels at dstate 16: the default (split or
+    # sequential) against the warp scan over 2 and 4 state groups (8 warps a
+    # channel), the block's flags, bf16. Version 20 measured (2,64,2048,16) at
+    # 0.0339 ms over 2 groups against the split default's 0.0438.
+    fwd_mid_groups)
+      fwd_flags=(--with-d --with-z --delta-bias --softplus --dtype bf16)
+      for shape in "2 64 1024 16" "2 64 2048 16" "2 64 4096 16" "2 64 8192 16" "1 128 2048 16" \
+                   "4 32 2048 16" "2 96 2048 16" "2 128 2048 16"; do
+        read -r b d l n <<<"$shape"
+        TAIL=6 step "fwd_mid_groups_${b}_${d}_${l}_${n}" 60 "$build/ssmtune" bench --batch "$b" \
+          --dim "$d" --seqlen "$l" --dstate "$n" "${fwd_flags[@]}" --config \
+          warpscan.K1024.D1.fp32.t256.i4.s2.fast warpscan.K1024.D1.fp32.t256.i4.s4.fast \
+          warpscan.K2048.D1.fp32.t512.i4.s2.fast
+        TAIL=3 step "fwd_mid_default_${b}_${d}_${l}_${n}" 60 "$build/ssmtune" bench --batch "$b" \
+          --dim "$d" --seqlen "$l" --dstate "$n" "${fwd_flags[@]}"
       done ;;
     bwd_ab)
       if [ -z "${TPL_OLD:-}" ] || [ ! -d "$TPL_OLD" ]; then
