@@ -10,17 +10,21 @@
 // wave of 16 warps per SM (64 channels of 16 warps: 2 groups).
 #include "tuner/state_groups.h"
 
+#include <algorithm>
+
 namespace ssmtune {
 
-int default_state_groups(int64_t channels, int dstate, int64_t seqlen, int warps, int sm_count) {
-  if (seqlen < kStateGroupMinSeqlen) return 1;
+StateGroups default_state_groups(int64_t channels, int dstate, int64_t seqlen, int warps,
+                                 int sm_count) {
+  StateGroups g;
+  g.warps = std::max(warps, kStateGroupMinWarps);
+  if (seqlen < kStateGroupMinSeqlen) return g;
   constexpr int64_t kWarpsPerSm = 16;
   const int64_t budget = kWarpsPerSm * (sm_count > 0 ? sm_count : 132);
-  int groups = 1;
-  while (groups * 2 <= kMaxDefaultStateGroups && groups * 2 <= dstate &&
-         channels * warps * groups * 2 <= budget)
-    groups *= 2;
-  return groups;
+  while (g.groups * 2 <= kMaxDefaultStateGroups && g.groups * 2 <= dstate &&
+         channels * g.warps * g.groups * 2 <= budget)
+    g.groups *= 2;
+  return g;
 }
 
 }  // namespace ssmtune

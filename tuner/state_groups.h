@@ -24,11 +24,19 @@ constexpr int64_t kStateGroupMinSeqlen = 128;
 // shortest chunk, 1024 steps, the state-group configs are tested and timed at).
 constexpr int kStateGroupMinWarps = 8;
 
+// A default's state groups and the warps a channel they run at.
+struct StateGroups {
+  int groups = 1;
+  int warps = 1;
+};
+
 // The state groups for `channels` channels of `dstate` states and `seqlen`
-// steps at `warps` warps a channel (one channel a block): the largest power
-// of 2, at most dstate and kMaxDefaultStateGroups, whose blocks fill at most
-// one wave of 16 warps per SM (sm_count 0: 132 SMs). 1 where even 2 would
-// not fit, or below kStateGroupMinSeqlen steps.
-int default_state_groups(int64_t channels, int dstate, int64_t seqlen, int warps, int sm_count);
+// steps whose chunk wants `warps` warps a channel (one channel a block): at
+// max(warps, kStateGroupMinWarps) warps, the largest power of 2, at most
+// dstate and kMaxDefaultStateGroups, whose blocks fill at most one wave of
+// 16 warps per SM (sm_count 0: 132 SMs). groups 1 where even 2 would not
+// fit, or below kStateGroupMinSeqlen steps.
+StateGroups default_state_groups(int64_t channels, int dstate, int64_t seqlen, int warps,
+                                 int sm_count);
 
 }  // namespace ssmtune

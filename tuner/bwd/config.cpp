@@ -319,8 +319,9 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   // Up to dstate 16 where 4 or more blocks share a channel's states (state
   // groups; H100, (2,4,2048,16) bf16 with the flags and saved states: 4
   // groups at 16 warps 0.0313 ms, one group at 8 warps 0.0887).
-  const bool grouped_states = f.seqlen <= 4096 && f.dstate <= 16 && c.acc == BwdAcc::kF32 &&
-                              default_state_groups(channels, f.dstate, f.seqlen, 16, sm_count) >= 4;
+  const bool grouped_states =
+      f.seqlen <= 4096 && f.dstate <= 16 && c.acc == BwdAcc::kF32 &&
+      default_state_groups(channels, f.dstate, f.seqlen, 16, sm_count).groups >= 4;
   if (c.algo == BwdAlgo::kMultiPass &&
       (f.seqlen <= 128 || (channels <= 64 && (one_chunk || few_states || grouped_states)))) {
     // Warps enough to cover the sequence, up to 16 (a chunk of 2048; 8 with
@@ -348,14 +349,14 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
     // one wave (tuner/state_groups.cpp has the measurements), at 8 warps a
     // channel or more; fp32 sums only (the configs the spaces hold).
     if (c.algo == BwdAlgo::kWarpScan && c.acc == BwdAcc::kF32 && channels <= 64) {
-      const int gw = std::max(wanted_warps, kStateGroupMinWarps);
-      const int groups = default_state_groups(channels, f.dstate, f.seqlen, gw, sm_count);
-      const BwdConfig g = warp_scan(128 * gw, 1, gw, c.acc, c.exp, groups);
-      if (groups > 1 && check_config(p, g, limit).is_ok()) {
+      const StateGroups sg =
+          default_state_groups(channels, f.dstate, f.seqlen, wanted_warps, sm_count);
+      const BwdConfig g = warp_scan(128 * sg.warps, 1, sg.warps, c.acc, c.exp, sg.groups);
+      if (sg.groups > 1 && check_config(p, g, limit).is_ok()) {
         c = g;
-        reason = "warp scan, a channel's states over " + std::to_string(groups) +
+        reason = "warp scan, a channel's states over " + std::to_string(sg.groups) +
                  " blocks (state groups), chunks of " + std::to_string(g.chunk) + " (" +
-                 std::to_string(gw) + " warps a channel; " + std::to_string(channels) +
+                 std::to_string(sg.warps) + " warps a channel; " + std::to_string(channels) +
                  " channels: the groups fill one wave of 16 warps per SM)";
       }
     }

@@ -1,7 +1,6 @@
 // Default configs.
 #include "tuner/fwd/heuristics.h"
 
-#include <algorithm>
 #include <optional>
 
 #include "tuner/fwd/algorithms.h"
@@ -45,11 +44,11 @@ std::optional<FwdConfig> wide_warpscan(const FwdProblem& p, int sm_count, size_t
   c.items = 4;
   int warps = 1;
   while (warps < 16 && 32 * warps * c.items < p.seqlen) warps *= 2;
-  const int group_warps = std::max(warps, kStateGroupMinWarps);
+  const StateGroups sg = default_state_groups(p.batch * p.dim, p.dstate, p.seqlen, warps, sm_count);
   FwdConfig g = c;
-  g.n_split = default_state_groups(p.batch * p.dim, p.dstate, p.seqlen, group_warps, sm_count);
-  g.threads = 32 * group_warps;
-  g.chunk = 32 * group_warps * g.items;
+  g.n_split = sg.groups;
+  g.threads = 32 * sg.warps;
+  g.chunk = 32 * sg.warps * g.items;
   if (g.n_split > 1 && check_config(p, g, max_shared_bytes).is_ok()) return g;
   for (; warps >= 1; warps /= 2) {
     c.threads = 32 * warps;
