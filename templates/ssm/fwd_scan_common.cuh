@@ -78,11 +78,66 @@ __device__ __forceinline__ Affine<AccT> warp_scan_maps(Affine<AccT> incl, int la
                       __shfl_sync(0xffffffffu, incl.b, 31 - kFirst)};
 }
 
+// One thread's kItems timesteps (a multiple of 4) of one channel's row as
+// loaded, four per access, not yet converted: reads issued well before
+// their use, with nothing waiting on them in between (ThreadItems::load
+// transforms each group of 4 as it lands, and so waits a round trip per
+// group).
+template <typename Tr>
+struct RawRow {
+  using InT = typename Tr::InT;
+  using Raw = typename Vec4Raw<InT>::type;
+  static constexpr int kGroups = Tr::kItems / 4 > 0 ? Tr::kItems / 4 : 1;
+  Raw v[kGroups];
+
+  __device__ __forceinline__ static int valid(const SsmFwdParams& p, long long t) {
+    return static_cast<int>(min(4LL, max(0LL, p.seqlen - t)));
+  }
+  __device__ __forceinline__ void load(const SsmFwdParams& p, const void* base,
+                                       long long batch_stride, long long dim_stride, int b, int d,
+                                       long long t_first) {
+    const bool vec = p.vec4 != 0;
+#pragma unroll
+    for (int q = 0; q < kGroups; ++q) {
+      const long long t = t_first + 4 * q;
+      v[q] = load4_raw<InT>(base, b * batch_stride + d * dim_stride + t, valid(p, t), vec);
+    }
+  }
+};
+
+// delta and u as loaded (RawRow), converted by ThreadItems::convert.
+template <typename Tr>
+struct RawItems {
+  RawRow<Tr> dt, u;
+  __device__ __forceinline__ void load(const SsmFwdParams& p, int b, int d, long long t_first) {
+    dt.load(p, p.delta, p.delta_batch_stride, p.delta_dim_stride, b, d, t_first);
+    u.load(p, p.u, p.u_batch_stride, p.u_dim_stride, b, d, t_first);
+  }
+};
+
 // One thread's kItems timesteps of one channel: transformed delta and u.
 template <typename Tr>
 struct ThreadItems {
   float dt[Tr::kItems];
   float u[Tr::kItems];
+  // From raw items loaded at t_first (RawItems): as load gives them.
+  __device__ __forceinline__ void convert(const SsmFwdParams& p, const RawItems<Tr>& raw,
+                                          long long t_first, float bias) {
+    using InT = typename Tr::InT;
+#pragma unroll
+    for (int q = 0; q < Tr::kItems / 4; ++q) {
+      const int valid = RawRow<Tr>::valid(p, t_first + 4 * q);
+      float dv[4], uv[4];
+      unpack4<InT>(raw.dt.v[q], dv);
+      unpack4<InT>(raw.u.v[q], uv);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        dt[4 * q + j] =
+            j < valid ? transform_delta<Tr>(dv[j], bias) : 0.0f;  // identity past the end
+        u[4 * q + j] = uv[j];
+      }
+    }
+  }
   __device__ __forceinline__ void load(const SsmFwdParams& p, int b, int d, long long t_first,
                                        float bias) {
     using InT = typename Tr::InT;

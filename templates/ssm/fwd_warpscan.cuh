@@ -86,20 +86,40 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
   // whose first step starts one of the backward's chunks (intervals are
   // multiples of kItems, so every checkpoint is a lane's entry).
   constexpr bool kSaves = decltype(make_state_sink(p, 0, 0, false))::kEnabled;
-  // This chunk's delta and u, and the next chunk's in flight while this one
-  // runs (a register double buffer).
+  // This chunk's delta and u, and the next chunk's reads in flight while
+  // this one runs. Halves (a multiple of 4 items a lane) are held as loaded
+  // and converted once the chunk before has run: nothing waits on them in
+  // between, in as many registers or fewer (at (8, 1024, 2048, 4) with the
+  // flags: 106 at 8 steps a lane, 55 at 4 against 57; plain fp16 80 against
+  // 92). Otherwise a register double buffer of converted items (each group
+  // converted as it lands, a wait per group): raw fp32 took 107 to 140
+  // registers against 89 to 106. (The gate's z read a chunk ahead too took
+  // 137 registers at bf16 with the flags: write_items reads it.)
+  constexpr bool kRaw = Tr::kItems % 4 == 0 && sizeof(typename Tr::InT) == 2;
   ThreadItems<Tr> it, next;
-  it.load(p, tile.b, d, first, bias);
+  RawItems<Tr> raw;
+  if constexpr (kRaw)
+    raw.load(p, tile.b, d, first);
+  else
+    it.load(p, tile.b, d, first, bias);
   for (int t0 = 0; t0 < p.seqlen; t0 += Tr::kChunk) {
     const int len = min(Tr::kChunk, p.seqlen - t0);
+    const bool more = t0 + Tr::kChunk < p.seqlen;
     float* const ckpt = checkpoint_row<kSaves>(p, tile.b, d, active, t0 + first);
-    if (t0 + Tr::kChunk < p.seqlen) next.load(p, tile.b, d, t0 + Tr::kChunk + first, bias);
+    if constexpr (kRaw) {
+      it.convert(p, raw, t0 + first, bias);
+      if (more) raw.load(p, tile.b, d, t0 + Tr::kChunk + first);
+    } else if (more) {
+      next.load(p, tile.b, d, t0 + Tr::kChunk + first, bias);
+    }
     __syncthreads();
     // Several warps a channel: few channels, blocks alone on their SMs, and
     // the staging's round trips in the open (4 reads in flight a thread:
     // 0.027 -> 0.017 ms at (2, 4, 1024, 16) with the flags on the H200; with
     // one warp a channel the registers cost more, 0.024 -> 0.031 ms at
-    // (8, 256, 1024, 4)).
+    // (8, 256, 1024, 4)). (The next chunk's B/C rows in registers, stored
+    // after the barrier, took 20 to 40 registers more at one warp a channel
+    // and dstate 4 or 8.)
     stage_bc_states<Tr, kW == 1 ? 1 : 4, kSlots>(p, tile, t0, len, s_b, s_c, grp, kS);
     __syncthreads();
     AccT y[Tr::kItems];
@@ -179,7 +199,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
     } else if (active) {
       write_items<Tr>(p, tile.b, d, t0 + first, len - first, y, it.u);
     }
-    it = next;
+    if constexpr (!kRaw) it = next;
   }
   if constexpr (Tr::kLastState) {
     // The channel's last warp wrote the final states.

@@ -116,6 +116,16 @@ TEST_CASE("the forward warpscan matches fp64 with one warp a channel (emulated)"
   // Two groups of 3 channels (a partial tile of 2), 3 chunks of 64 with the last partial.
   check_warpscan<WarpScanTraits<float, 6, 2, 1, 2, true, true>>(
       with_flags(testing::shape(2, 6, 150, 6, DType::kF32, 2)), 41);
+  // Halves at 8 items a lane (the delta and u rows held as loaded a chunk
+  // ahead, converted after the chunk before): bf16 over 3 chunks of 256,
+  // four-wide rows (600 steps) and rows read element by element (601, the
+  // last chunk ending inside a group of 4); fp16 without flags.
+  check_warpscan<WarpScanTraits<__nv_bfloat16, 4, 2, 1, 8, true, true>>(
+      with_flags(testing::shape(2, 3, 600, 4, DType::kBF16, 1)), 51);
+  check_warpscan<WarpScanTraits<__nv_bfloat16, 4, 2, 1, 8, true, true>>(
+      with_flags(testing::shape(2, 3, 601, 4, DType::kBF16, 1)), 52);
+  check_warpscan<WarpScanTraits<__half, 3, 2, 1, 8, true, false>>(
+      testing::shape(1, 4, 530, 3, DType::kF16, 1), 53);
 }
 
 TEST_CASE("the forward warpscan matches fp64 with several warps a channel (emulated)",
