@@ -45,24 +45,39 @@ __device__ __forceinline__ AccT bwd_warp_sum(AccT v) {
   return v;
 }
 
-// One lane's dy items (dout, times silu(z) with z; dz written then), four
-// timesteps per access; zeros at or past the sequence's end.
+// One lane's dout rows (and, with z, its z and out rows), as loaded.
+template <typename Tr>
+struct RawDy {
+  RawRow<Tr> g, z, y;
+  __device__ __forceinline__ void load(const SsmBwdParams& p, long long b, long long d,
+                                       long long t_first) {
+    const int bi = static_cast<int>(b), di = static_cast<int>(d);
+    g.load(p.f, p.dout, p.dout_batch_stride, p.dout_dim_stride, bi, di, t_first);
+    if constexpr (Tr::kHasZ) {
+      z.load(p.f, p.f.z, p.f.z_batch_stride, p.f.z_dim_stride, bi, di, t_first);
+      y.load(p.f, p.f.out, p.f.out_batch_stride, p.f.out_dim_stride, bi, di, t_first);
+    }
+  }
+};
+
+// One lane's dy items from its rows (dout, times silu(z) with z; dz written
+// then), four timesteps per access; zeros at or past the sequence's end.
 template <typename Tr>
 __device__ __forceinline__ void bwd_dy_items(const SsmBwdParams& p, long long b, long long d,
-                                             long long t_first, bool active,
+                                             long long t_first, bool active, const RawDy<Tr>& raw,
                                              float (&dy)[Tr::kItems]) {
   using InT = typename Tr::InT;
   const bool vec = p.f.vec4 != 0;
 #pragma unroll
   for (int q = 0; q < Tr::kItems / 4; ++q) {
     const long long t = t_first + 4 * q;
-    const int valid = static_cast<int>(min(4LL, max(0LL, p.f.seqlen - t)));
+    const int valid = RawRow<Tr>::valid(p.f, t);
     float g[4];
-    load4<InT>(p.dout, b * p.dout_batch_stride + d * p.dout_dim_stride + t, valid, vec, g);
+    unpack4<InT>(raw.g.v[q], g);
     if constexpr (Tr::kHasZ) {
       float z[4], y[4], dz[4];
-      load4<InT>(p.f.z, b * p.f.z_batch_stride + d * p.f.z_dim_stride + t, valid, vec, z);
-      load4<InT>(p.f.out, b * p.f.out_batch_stride + d * p.f.out_dim_stride + t, valid, vec, y);
+      unpack4<InT>(raw.z.v[q], z);
+      unpack4<InT>(raw.y.v[q], y);
       dy_group<Tr>(g, z, y, dz);
       if (active && valid > 0)
         store4<InT>(p.dz, b * p.dz_batch_stride + d * p.dz_dim_stride + t, valid, vec, dz);
@@ -163,7 +178,9 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   if (p.ckpt_ready == 0) {
     for (int j = 0; j + 1 < n_chunks; ++j) {
       const int t0 = j * kK;
-      it.load(f, static_cast<int>(b), static_cast<int>(d), t0 + first, bias);
+      RawItems<Tr> raw;
+      raw.load(f, static_cast<int>(b), static_cast<int>(d), t0 + first);
+      it.convert(f, raw, t0 + first, bias);
       __syncthreads();  // the previous chunk's B rows are consumed
       stage_bc_states<BwdNoC<Tr>, kStageBatch, kSlots>(f, tile, t0, kK, s_b, s_c, grp, kS);
       __syncthreads();
@@ -202,9 +219,15 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
   for (int j = n_chunks - 1; j >= 0; --j) {
     const int t0 = j * kK;
     const int len = min(kK, f.seqlen - t0);
-    it.load(f, static_cast<int>(b), static_cast<int>(d), t0 + first, bias);
+    // Every row's reads issued before any is used: one round trip (each
+    // group converted as it lands waited for its own, one after another).
+    RawItems<Tr> raw;
+    raw.load(f, static_cast<int>(b), static_cast<int>(d), t0 + first);
+    RawDy<Tr> raw_dy;
+    raw_dy.load(p, b, d, t0 + first);
+    it.convert(f, raw, t0 + first, bias);
     float dy[kI];
-    bwd_dy_items<Tr>(p, b, d, t0 + first, active && grp == 0, dy);
+    bwd_dy_items<Tr>(p, b, d, t0 + first, active && grp == 0, raw_dy, dy);
     __syncthreads();  // the previous chunk's rows and states are consumed
     stage_bc_states<Tr, kStageBatch, kSlots>(f, tile, t0, len, s_b, s_c, grp, kS);
     for (int k = ct; k < kSlots && (kS == 1 || grp + k * kS < kN); k += 32 * kW) {
