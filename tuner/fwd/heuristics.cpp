@@ -28,6 +28,10 @@ constexpr int64_t kPipelinedMaxSeqlenFewChains = 4096;
 // channel's 0.046; (2, 4, 4096, 8) 0.033 against 0.087. At 128 channels
 // ((2, 64, 2048, 16) bf16) the split scan ties (0.044 against 0.046).
 constexpr int64_t kWideScanMaxChains = 64;
+
+// At dstate <= 4, from this many channels per SM the warp scan's lanes take
+// 4 steps each, not 8 (in heuristic_default).
+constexpr int64_t kShortLanesMinChainsPerSm = 32;
 constexpr int64_t kWideScanMaxSeqlen = 8192;
 
 // One channel a block, 4 steps a lane, warps enough to cover the sequence
@@ -122,12 +126,32 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
   // 2048, 4) bf16 warpscan 0.182 ms (4 steps a lane 0.150), split 0.233,
   // pipelined 0.198 (mamba_ssm 0.128); (4, 1536, 4096, 4) bf16 warpscan
   // 0.263 (4 steps a lane 0.269), split 0.331, pipelined 0.415.
+  //
+  // From 32 channels per SM, 4 steps a lane in blocks of 4 channels: 56
+  // registers to 106 (four blocks an SM resident, not two), which the
+  // chains' latency wants more than the fewer shuffles a step of 8. H100
+  // with the flags (bench/NOTES.md, version 21), 4 steps in blocks of 4
+  // against the default of 8 in blocks of 8: bf16 (8, 1024, 2048, 4) 0.140
+  // / 0.161 ms, (16, 768, 1024, 4) 0.103 / 0.125, (4, 1536, 4096, 4) 0.227
+  // / 0.233, fp32 (8, 1024, 2048, 4) 0.193 / 0.214; at 16 channels per SM,
+  // (8, 256, 1024, 4) fp32, 0.040 / 0.036.
   const int64_t sms = sm_count > 0 ? sm_count : 128;
   if (p.dstate <= 4 && chains >= 8 * sms) {
-    const FwdConfig ws = default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes);
+    FwdConfig ws = default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes);
+    FwdConfig short_lanes = ws;
+    short_lanes.d_step = 4;
+    short_lanes.threads = 128;
+    short_lanes.items = 4;
+    short_lanes.chunk = 128;
+    const bool crowded = chains >= kShortLanesMinChainsPerSm * sms &&
+                         check_config(p, short_lanes, max_shared_bytes).is_ok();
+    if (crowded) ws = short_lanes;
     if (check_config(p, ws, max_shared_bytes).is_ok())
       return {ws, "warpscan: " + std::to_string(p.dstate) + " states a channel over " +
-                      std::to_string(chains) + " channels, a warp each"};
+                      std::to_string(chains) + " channels, a warp each" +
+                      (crowded ? ", 4 steps a lane (32 channels per SM or more: registers for "
+                                 "resident blocks)"
+                               : std::string())};
   }
   // At dstate 9 to 16, from 24 channels per SM (three quarters of a
   // pipelined block of 32 channels each), on sequences its ring fills of at

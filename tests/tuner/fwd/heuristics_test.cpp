@@ -100,10 +100,19 @@ TEST_CASE("few channels and shorter sequences go to the warp scan", "[tuner]") {
 }
 
 TEST_CASE("few states over many channels take the warp scan, not the split scan", "[tuner]") {
-  // At dstate <= 4 from 8 channels per SM, at any length.
-  check_defaults({shape(8, 1024, 2048, 4), shape(4, 1536, 4096, 4),
-                  shape(1, 2048, 65536, 2, DType::kF32), shape(8, 256, 1024, 4)},
+  // At dstate <= 4 from 8 channels per SM, at any length: 8 steps a lane in
+  // blocks of 8 channels, and from 32 channels per SM 4 steps in blocks of 4.
+  check_defaults({shape(1, 2048, 65536, 2, DType::kF32), shape(8, 256, 1024, 4)},
                  ScanAlgo::kWarpScan, 8);
+  check_defaults({shape(8, 1024, 2048, 4), shape(4, 1536, 4096, 4), shape(16, 768, 1024, 4),
+                  shape(8, 1024, 2048, 4, DType::kF32)},
+                 ScanAlgo::kWarpScan, 4);
+  for (const FwdProblem& p : {shape(8, 1024, 2048, 4), shape(8, 256, 1024, 4)}) {
+    const FwdConfig c = heuristic_default(p, kSms, kShared).config;
+    CHECK(c.d_step == (p.dim == 1024 ? 4 : 8));
+    CHECK(c.threads == 32 * c.d_step);
+    CHECK(c.chunk == 32 * c.items);
+  }
   // Fewer channels than that still split a long sequence.
   CHECK(heuristic_default(shape(1, 512, 8192, 4), kSms, kShared).config.algo == ScanAlgo::kSplit);
 }
