@@ -29,6 +29,17 @@ constexpr int64_t kPipelinedMaxSeqlenFewChains = 4096;
 // ((2, 64, 2048, 16) bf16) the split scan ties (0.044 against 0.046).
 constexpr int64_t kWideScanMaxChains = 64;
 
+// Past kWideScanMaxChains, up to this many channels of dstate 9 to 16 and
+// this many steps: the warp scan at 8 warps a channel over state groups,
+// where 2 or more fit one wave (tuner/state_groups.h: on 132 SMs, up to 132
+// channels). H200 with the flags, bf16, 2 groups of 8 warps against the
+// split scan, the default before: (2, 64, 2048, 16) 0.0323 / 0.0433 ms,
+// (4, 32, 2048, 16) 0.0326 / 0.0427, (1, 128, 1024, 16) 0.0205 / 0.0418;
+// not at (2, 64, 4096, 16) (0.0550 / 0.0472) or at 192 and 256 channels
+// ((2, 96, 2048, 16) 4 groups 0.0479 / 0.0437).
+constexpr int64_t kMidScanMaxChains = 128;
+constexpr int64_t kMidScanMaxSeqlen = 2048;
+
 // At dstate <= 4, from this many channels per SM the warp scan's lanes take
 // 4 steps each, not 8 (in heuristic_default).
 constexpr int64_t kShortLanesMinChainsPerSm = 32;
@@ -42,21 +53,26 @@ constexpr int64_t kWideScanMaxSeqlen = 8192;
 // 2048, 4) bf16 0.0122 / 0.0184; 8 warps of 8 steps 0.016 to 0.047.
 // A channel's states over several blocks (state groups) while they fit one
 // wave, at 8 warps a channel or more (tuner/state_groups.cpp).
-std::optional<FwdConfig> wide_warpscan(const FwdProblem& p, int sm_count, size_t max_shared_bytes) {
+// The warp scan at one channel a block, 4 steps a lane: `warps` warps a
+// channel over `groups` state groups.
+FwdConfig channel_warpscan(const FwdProblem& p, int warps, int groups, size_t max_shared_bytes) {
   FwdConfig c = default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes);
   c.d_step = 1;
   c.items = 4;
+  c.threads = 32 * warps;
+  c.chunk = 32 * warps * c.items;
+  c.n_split = groups;
+  return c;
+}
+
+std::optional<FwdConfig> wide_warpscan(const FwdProblem& p, int sm_count, size_t max_shared_bytes) {
   int warps = 1;
-  while (warps < 16 && 32 * warps * c.items < p.seqlen) warps *= 2;
+  while (warps < 16 && 32 * warps * 4 < p.seqlen) warps *= 2;
   const StateGroups sg = default_state_groups(p.batch * p.dim, p.dstate, p.seqlen, warps, sm_count);
-  FwdConfig g = c;
-  g.n_split = sg.groups;
-  g.threads = 32 * sg.warps;
-  g.chunk = 32 * sg.warps * g.items;
+  const FwdConfig g = channel_warpscan(p, sg.warps, sg.groups, max_shared_bytes);
   if (g.n_split > 1 && check_config(p, g, max_shared_bytes).is_ok()) return g;
   for (; warps >= 1; warps /= 2) {
-    c.threads = 32 * warps;
-    c.chunk = 32 * warps * c.items;
+    const FwdConfig c = channel_warpscan(p, warps, 1, max_shared_bytes);
     if (check_config(p, c, max_shared_bytes).is_ok()) return c;
   }
   return std::nullopt;
@@ -120,6 +136,19 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
                   (wide->n_split > 1 ? ", a channel's states over " +
                                            std::to_string(wide->n_split) + " blocks (state groups)"
                                      : std::string())};
+  // A few more channels, up to 2048 steps at dstate 9 to 16: 8 warps a
+  // channel over state groups.
+  if (chains > kWideScanMaxChains && chains <= kMidScanMaxChains && p.dstate > 8 &&
+      p.dstate <= 16 && p.seqlen <= kMidScanMaxSeqlen) {
+    const StateGroups sg =
+        default_state_groups(chains, p.dstate, p.seqlen, kStateGroupMinWarps, sm_count);
+    const FwdConfig g = channel_warpscan(p, sg.warps, sg.groups, max_shared_bytes);
+    if (sg.groups > 1 && check_config(p, g, max_shared_bytes).is_ok())
+      return {g, "warpscan: " + std::to_string(chains) + " channels; " + std::to_string(sg.warps) +
+                     " warps each, chunks of " + std::to_string(g.chunk) +
+                     " steps, a channel's states over " + std::to_string(sg.groups) +
+                     " blocks (state groups fill one wave)"};
+  }
   // Few states and channels enough for 8 warps on every SM: the warp scan;
   // the split scan's extra pass costs more than its fuller grid gains when
   // a step's state update is this cheap. H200 with the flags: (8, 1024,

@@ -167,9 +167,33 @@ TEST_CASE("very few channels get several warps each of the warp scan", "[tuner]"
   }
   // Fewer SMs, fewer groups: 16 SMs hold 256 warps, 2 groups of 8 channels at 16 warps.
   CHECK(heuristic_default(shape(2, 4, 2048, 8, DType::kBF16), 16, kShared).config.n_split == 2);
-  // More channels, or a sequence past 8 chunks: the rules before.
-  CHECK(heuristic_default(shape(2, 64, 2048, 16), kSms, kShared).config.algo == ScanAlgo::kSplit);
+  // A sequence past 8 chunks: the rules before.
   CHECK(heuristic_default(shape(1, 4, 65536, 16), kSms, kShared).config.algo == ScanAlgo::kSplit);
+}
+
+TEST_CASE("up to 128 channels at dstate 9 to 16 take 8 warps over state groups", "[tuner]") {
+  // 128 channels of 8 warps: 2 groups fill the wave (2048 warps of 2112).
+  for (const FwdProblem& p : {shape(2, 64, 2048, 16), shape(4, 32, 2048, 16, DType::kF32),
+                              shape(1, 128, 1024, 16), shape(1, 80, 2000, 12, DType::kF16)}) {
+    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
+    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK(d.config.algo == ScanAlgo::kWarpScan);
+    CHECK(d.config.d_step == 1);
+    CHECK(d.config.threads == 256);
+    CHECK(d.config.chunk == 1024);
+    CHECK(d.config.n_split == 2);
+    CHECK(d.reason.find("state groups") != std::string::npos);
+    CHECK(check_config(p, d.config, kShared).is_ok());
+  }
+  // Past 2048 steps, past 128 channels, dstate 8, or a GPU whose wave two
+  // groups would not fit: the rules before (the split scan here).
+  for (const FwdProblem& p : {shape(2, 64, 4096, 16), shape(2, 96, 2048, 16)}) {
+    INFO(p.key());
+    CHECK(heuristic_default(p, kSms, kShared).config.algo == ScanAlgo::kSplit);
+  }
+  CHECK(heuristic_default(shape(2, 64, 2048, 16), 100, kShared).config.algo == ScanAlgo::kSplit);
+  const FwdConfig eight = heuristic_default(shape(2, 64, 2048, 8), kSms, kShared).config;
+  CHECK_FALSE((eight.algo == ScanAlgo::kWarpScan && eight.n_split > 1));
 }
 
 TEST_CASE("sequential defaults stay legal from dstate 1 to 256", "[tuner]") {
