@@ -26,8 +26,10 @@ constexpr int64_t kPipelinedMaxSeqlenFewChains = 4096;
 // on their SMs. On the H200 with the flags, fp32: (2, 4, 1024, 16) 0.017 ms
 // (8 warps a channel) against the split scan's 0.043 and one warp a
 // channel's 0.046; (2, 4, 4096, 8) 0.033 against 0.087. At 128 channels
-// ((2, 64, 2048, 16) bf16) the split scan ties (0.044 against 0.046).
+// ((2, 64, 2048, 16) bf16) the split scan ties (0.044 against 0.046) with
+// one group; over two, kMidScanMaxChains.
 constexpr int64_t kWideScanMaxChains = 64;
+constexpr int64_t kWideScanMaxSeqlen = 8192;
 
 // Past kWideScanMaxChains, up to this many channels of dstate 9 to 16 and
 // this many steps: the warp scan at 8 warps a channel over state groups,
@@ -43,31 +45,34 @@ constexpr int64_t kMidScanMaxSeqlen = 2048;
 // At dstate <= 4, from this many channels per SM the warp scan's lanes take
 // 4 steps each, not 8 (in heuristic_default).
 constexpr int64_t kShortLanesMinChainsPerSm = 32;
-constexpr int64_t kWideScanMaxSeqlen = 8192;
 
-// One channel a block, 4 steps a lane, warps enough to cover the sequence
-// in one chunk (up to 16: chunks of 2048); fewer where the B/C tile does not
-// fit. Nothing where not even one warp's does. H200, with the block's flags,
-// 16 warps against 8: (2, 4, 2048, 8) bf16 0.0180 / 0.0295 ms, (2, 4, 4096,
-// 8) fp32 0.0217 / 0.0330, (2, 4, 3000, 8) fp16 0.0319 / 0.0423, (1, 4,
-// 2048, 4) bf16 0.0122 / 0.0184; 8 warps of 8 steps 0.016 to 0.047.
-// A channel's states over several blocks (state groups) while they fit one
-// wave, at 8 warps a channel or more (tuner/state_groups.cpp).
-// The warp scan at one channel a block, 4 steps a lane: `warps` warps a
-// channel over `groups` state groups.
+// Steps a lane of the warp scan at one channel a block (chunks of 2048 at
+// 16 warps; 8 steps would spill there).
+constexpr int kChannelItems = 4;
+
+// The warp scan at one channel a block: `warps` warps a channel over
+// `groups` state groups.
 FwdConfig channel_warpscan(const FwdProblem& p, int warps, int groups, size_t max_shared_bytes) {
   FwdConfig c = default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes);
   c.d_step = 1;
-  c.items = 4;
+  c.items = kChannelItems;
   c.threads = 32 * warps;
   c.chunk = 32 * warps * c.items;
   c.n_split = groups;
   return c;
 }
 
+// Warps enough to cover the sequence in one chunk (up to 16: chunks of
+// 2048); fewer where the B/C tile does not fit. Nothing where not even one
+// warp's does. H200, with the block's flags, 16 warps against 8: (2, 4,
+// 2048, 8) bf16 0.0180 / 0.0295 ms, (2, 4, 4096, 8) fp32 0.0217 / 0.0330,
+// (2, 4, 3000, 8) fp16 0.0319 / 0.0423, (1, 4, 2048, 4) bf16 0.0122 /
+// 0.0184; 8 warps of 8 steps 0.016 to 0.047. A channel's states over
+// several blocks (state groups) while they fit one wave, at 8 warps a
+// channel or more (tuner/state_groups.cpp).
 std::optional<FwdConfig> wide_warpscan(const FwdProblem& p, int sm_count, size_t max_shared_bytes) {
   int warps = 1;
-  while (warps < 16 && 32 * warps * 4 < p.seqlen) warps *= 2;
+  while (warps < 16 && 32 * warps * kChannelItems < p.seqlen) warps *= 2;
   const StateGroups sg = default_state_groups(p.batch * p.dim, p.dstate, p.seqlen, warps, sm_count);
   const FwdConfig g = channel_warpscan(p, sg.warps, sg.groups, max_shared_bytes);
   if (g.n_split > 1 && check_config(p, g, max_shared_bytes).is_ok()) return g;
