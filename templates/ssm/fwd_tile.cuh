@@ -119,15 +119,14 @@ struct BcStage {
         const int n = kEvery ? k : n_first + k * n_step;
         if (t >= len || (!kEvery && n >= Tr::kN)) continue;
         const int valid = min(4, len - t);
-        float v[4];
-        if constexpr (Tr::kVarB) {
-          load4<InT>(p.B, index_b(p, tile, n, t0 + t), valid, p.vec4 != 0, v);
-          sts4(s_b + k * row + t, v);
-        }
-        if constexpr (Tr::kVarC) {
-          load4<InT>(p.C, index_c(p, tile, n, t0 + t), valid, p.vec4 != 0, v);
-          sts4(s_c + k * row + t, v);
-        }
+        // Both rows' reads before either store: one round trip, not two.
+        float vb[4], vc[4];
+        if constexpr (Tr::kVarB)
+          load4<InT>(p.B, index_b(p, tile, n, t0 + t), valid, p.vec4 != 0, vb);
+        if constexpr (Tr::kVarC)
+          load4<InT>(p.C, index_c(p, tile, n, t0 + t), valid, p.vec4 != 0, vc);
+        if constexpr (Tr::kVarB) sts4(s_b + k * row + t, vb);
+        if constexpr (Tr::kVarC) sts4(s_c + k * row + t, vc);
       }
     } else {
 #pragma unroll 1
@@ -287,14 +286,20 @@ __device__ __forceinline__ AccT sum_over_groups(const AccT* at, long long plane)
 
 // Writes four outputs of channel d from timestep t (`valid` of them real):
 // o (y + D u) to out and, with z, o silu(z) to out_z (o is gated in place).
+// z: the gate's four values when the caller read them ahead; null reads
+// them here.
 template <typename Tr>
 __device__ __forceinline__ void write_group4(const SsmFwdParams& p, long long b, long long d,
-                                             long long t, int valid, bool vec, float (&o)[4]) {
+                                             long long t, int valid, bool vec, float (&o)[4],
+                                             const float* z = nullptr) {
   using InT = typename Tr::InT;
   store4<InT>(p.out, b * p.out_batch_stride + d * p.out_dim_stride + t, valid, vec, o);
   if constexpr (Tr::kHasZ) {
-    float z[4];
-    load4<InT>(p.z, b * p.z_batch_stride + d * p.z_dim_stride + t, valid, vec, z);
+    float zv[4];
+    if (z == nullptr) {
+      load4<InT>(p.z, b * p.z_batch_stride + d * p.z_dim_stride + t, valid, vec, zv);
+      z = zv;
+    }
 #pragma unroll
     for (int j = 0; j < 4; ++j) o[j] *= silu(z[j]);
     store4<InT>(p.out_z, b * p.out_z_batch_stride + d * p.out_z_dim_stride + t, valid, vec, o);

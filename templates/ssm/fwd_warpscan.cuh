@@ -93,11 +93,16 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
   // flags: 106 at 8 steps a lane, 55 at 4 against 57; plain fp16 80 against
   // 92). Otherwise a register double buffer of converted items (each group
   // converted as it lands, a wait per group): raw fp32 took 107 to 140
-  // registers against 89 to 106. (The gate's z read a chunk ahead too took
-  // 137 registers at bf16 with the flags: write_items reads it.)
+  // registers against 89 to 106. Halves at 4 items a lane read the chunk's
+  // gate z at its top, to land while the chunk runs (48 registers against 56
+  // at (8, 1024, 2048, 4) bf16 with the flags; at 8 items 128 with spills
+  // against 106, and a whole chunk ahead 137); otherwise write_items reads
+  // it group by group.
   constexpr bool kRaw = Tr::kItems % 4 == 0 && sizeof(typename Tr::InT) == 2;
+  constexpr bool kZEarly = kRaw && Tr::kHasZ && kS == 1 && Tr::kItems == 4;
   ThreadItems<Tr> it, next;
   RawItems<Tr> raw;
+  RawRow<Tr> zrow;
   if constexpr (kRaw)
     raw.load(p, tile.b, d, first);
   else
@@ -106,6 +111,8 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
     const int len = min(Tr::kChunk, p.seqlen - t0);
     const bool more = t0 + Tr::kChunk < p.seqlen;
     float* const ckpt = checkpoint_row<kSaves>(p, tile.b, d, active, t0 + first);
+    if constexpr (kZEarly)
+      zrow.load(p, p.z, p.z_batch_stride, p.z_dim_stride, tile.b, d, t0 + first);
     if constexpr (kRaw) {
       it.convert(p, raw, t0 + first, bias);
       if (more) raw.load(p, tile.b, d, t0 + Tr::kChunk + first);
@@ -197,7 +204,7 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdPar
           if (first + i < len) row[i] = y[i];
       }
     } else if (active) {
-      write_items<Tr>(p, tile.b, d, t0 + first, len - first, y, it.u);
+      write_items<Tr>(p, tile.b, d, t0 + first, len - first, y, it.u, kZEarly ? &zrow : nullptr);
     }
     if constexpr (!kRaw) it = next;
   }

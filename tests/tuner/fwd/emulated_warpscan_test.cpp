@@ -126,6 +126,10 @@ TEST_CASE("the forward warpscan matches fp64 with one warp a channel (emulated)"
       with_flags(testing::shape(2, 3, 601, 4, DType::kBF16, 1)), 52);
   check_warpscan<WarpScanTraits<__half, 3, 2, 1, 8, true, false>>(
       testing::shape(1, 4, 530, 3, DType::kF16, 1), 53);
+  // Halves at 4 items a lane also read the gate's z at the top of each
+  // chunk: bf16, 3 chunks of 128, the last ending inside a group of 4.
+  check_warpscan<WarpScanTraits<__nv_bfloat16, 4, 2, 1, 4, true, true>>(
+      with_flags(testing::shape(2, 3, 301, 4, DType::kBF16, 1)), 54);
 }
 
 TEST_CASE("the forward warpscan matches fp64 with several warps a channel (emulated)",
