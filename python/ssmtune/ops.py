@@ -512,6 +512,15 @@ def selective_scan_fwd(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta
     return outs[0], out_z, (outs[-1] if return_last_state else None)
 
 
+def _as_fp32(name, t):
+    """A weight in fp32, as mamba_ssm uses it. A complex one is refused: the cast would drop
+    its imaginary part and the scan would run on the real part alone."""
+    if t.is_complex():
+        raise TypeError(f"ssmtune: {name} is complex ({t.dtype}); ssmtune runs the real-valued "
+                        "selective scan (mamba_ssm's complex variant is not supported)")
+    return t.float()
+
+
 def selective_scan_fn(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_softplus=False,
                       return_last_state=False):
     """Drop-in for mamba_ssm.ops.selective_scan_interface.selective_scan_fn:
@@ -532,11 +541,11 @@ def selective_scan_fn(u, delta, A, B, C, D=None, z=None, delta_bias=None, delta_
     if C.stride(-1) != 1:
         C = C.contiguous()
     if A.dtype != _FLOAT32:
-        A = A.float()
+        A = _as_fp32("A", A)
     if D is not None and D.dtype != _FLOAT32:
-        D = D.float()
+        D = _as_fp32("D", D)
     if delta_bias is not None and delta_bias.dtype != _FLOAT32:
-        delta_bias = delta_bias.float()
+        delta_bias = _as_fp32("delta_bias", delta_bias)
     if z is not None and z.stride(-1) != 1:
         z = z.contiguous()
     if EAGER_FAST_PATH and not _is_compiling() and type(u) is _Tensor and not _dispatch_modes():

@@ -218,6 +218,9 @@ def test_errors_name_the_argument():
         ops.fwd_custom_op(u, delta[:, :, :16], A, B, C)
     with pytest.raises(ValueError, match="A: dtype fp16"):
         ops.fwd_custom_op(u, delta, A.half(), B, C)
+    # A complex A is refused, not cast to its real part (mamba_ssm's complex variant).
+    with pytest.raises(TypeError, match="A is complex"):
+        ops.selective_scan_fn(u, delta, A.to(torch.complex64), B, C)
 
 
 @pytest.mark.parametrize("style", STYLES)
