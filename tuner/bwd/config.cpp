@@ -2,6 +2,7 @@
 #include "tuner/bwd/config.h"
 
 #include <algorithm>
+#include <iomanip>
 #include <sstream>
 
 #include "ssm/bwd/bwd_params.cuh"
@@ -369,6 +370,18 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
     c.blocks = 3;
     reason += "; 3 blocks per SM (" + std::to_string(blocks) + " blocks fit one wave of 3 on " +
               std::to_string(sm_count) + " SMs: more registers a thread)";
+  }
+  // The chunked kernels' grid in waves of the blocks per SM their launch
+  // bounds allow, for `explain`: a grid just past a whole number of waves
+  // leaves most SMs with one block or none in its last wave.
+  if (c.algo != BwdAlgo::kWarpScan && sm_count > 0) {
+    const int64_t grid = blocks * (c.algo == BwdAlgo::kMultiPass ? c.segments : 1);
+    const int64_t per_sm = c.blocks != 0 ? c.blocks : rule_blocks(p, c);
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(2)
+       << static_cast<double>(grid) / static_cast<double>(per_sm * sm_count);
+    reason += "; grid " + std::to_string(grid) + " blocks, " + os.str() + " waves of up to " +
+              std::to_string(per_sm) + " per SM on " + std::to_string(sm_count) + " SMs";
   }
   return {c, reason};
 }

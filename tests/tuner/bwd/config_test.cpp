@@ -317,6 +317,28 @@ TEST_CASE("the backward default scans few channels with several warps a channel"
   CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kSequential);
 }
 
+TEST_CASE("the backward default's reason gives its grid in waves", "[bwd]") {
+  // (4,5120,8192,16): 640 blocks of 128 threads, 4 a SM on 132 SMs.
+  BwdProblem p = mid(DType::kBF16, 16);
+  p.fwd = testing::shape(4, 5120, 8192, 16, DType::kBF16);
+  const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
+  INFO(d.reason);
+  CHECK(d.config.algo == BwdAlgo::kSequential);
+  CHECK(d.reason.find("grid 640 blocks, 1.21 waves of up to 4 per SM on 132 SMs") !=
+        std::string::npos);
+  // Multipass counts every segment's blocks; the warp scan and an unknown
+  // SM count say nothing of waves.
+  p.fwd = testing::shape(1, 1536, 2048, 16, DType::kBF16);
+  const BwdDefault mp = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
+  INFO(mp.reason);
+  REQUIRE(mp.config.algo == BwdAlgo::kMultiPass);
+  CHECK(mp.reason.find("grid " + std::to_string(48 * mp.config.segments) + " blocks") !=
+        std::string::npos);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024).reason.find("waves") == std::string::npos);
+  p.fwd = testing::shape(2, 4, 127, 8, DType::kF32);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).reason.find("waves") == std::string::npos);
+}
+
 TEST_CASE("the backward default takes 3 blocks per SM when its grid fits one wave of 3", "[bwd]") {
   // (8,1536,2048,16): 384 blocks of 128 threads; on 132 SMs one wave of 3.
   const BwdProblem p = mid(DType::kBF16, 16);
