@@ -1,14 +1,23 @@
 // FwdProblem flags.
 #include "cli/problem_options.h"
 
+#include <vector>
+
+#include "tuner/step/problem.h"
+
 namespace ssmtune::cli {
 
 namespace {
 
 constexpr const char* kShapeOptions[] = {
-    "--batch",    "--dim",         "--seqlen",       "--dstate", "--groups",
-    "--dtype",    "--constant-bc", "--with-d",       "--with-z", "--delta-bias",
-    "--softplus", "--last-state",  "--initial-state"};
+    "--batch",         "--dim",    "--seqlen",      "--dstate",       "--groups",   "--dtype",
+    "--constant-bc",   "--with-d", "--with-z",      "--delta-bias",   "--softplus", "--last-state",
+    "--initial-state", "--heads",  "--state-dtype", "--state-indices"};
+// Options of the scan's families that the decode step has no use for, and
+// the step's own that the scan has none for.
+const std::vector<const char*> kScanOnly = {"--seqlen", "--constant-bc", "--last-state",
+                                            "--initial-state"};
+const std::vector<const char*> kStepOnly = {"--heads", "--state-dtype", "--state-indices"};
 
 }  // namespace
 
@@ -30,6 +39,17 @@ Result<ParsedProblem> ProblemArgs::any_problem() const {
   if (!key.empty()) return parse_any_problem(key);
   const KernelFamily* f = find_family(family);
   if (f == nullptr) return Status::invalid_argument("unknown kernel family '" + family + "'");
+  const bool is_step = std::string(f->name()) == "step";
+  if (cmd != nullptr)
+    for (const char* opt : is_step ? kScanOnly : kStepOnly)
+      if (cmd->count(opt) > 0)
+        return Status::invalid_argument(std::string(opt) + " does not apply to the " + family +
+                                        " family");
+  if (is_step) {
+    SSMTUNE_ASSIGN_OR_RETURN(step::StepProblem p, step_problem());
+    SSMTUNE_ASSIGN_OR_RETURN(auto problem, f->parse_problem(p.key()));
+    return ParsedProblem{f, std::move(problem)};
+  }
   ProblemArgs sizes = *this;
   sizes.key.clear();
   sizes.cmd = nullptr;  // checked above
@@ -60,6 +80,28 @@ Result<FwdProblem> ProblemArgs::problem() const {
   return p;
 }
 
+Result<step::StepProblem> ProblemArgs::step_problem() const {
+  step::StepProblem p;
+  p.batch = batch;
+  p.heads = heads;
+  if (heads < 1 || dim % heads != 0)
+    return Status::invalid_argument("--dim (" + std::to_string(dim) +
+                                    ") must be a multiple of --heads (" + std::to_string(heads) +
+                                    ")");
+  p.headdim = dim / heads;
+  p.dstate = dstate;
+  p.groups = groups;
+  SSMTUNE_ASSIGN_OR_RETURN(p.dtype, parse_dtype(dtype));
+  SSMTUNE_ASSIGN_OR_RETURN(p.state_dtype, parse_dtype(state_dtype));
+  p.has_d = with_d;
+  p.has_z = with_z;
+  p.has_dt_bias = delta_bias;
+  p.softplus = softplus;
+  p.has_indices = state_indices;
+  SSMTUNE_RETURN_IF_ERROR(p.validate());
+  return p;
+}
+
 void add_problem_options(CLI::App* cmd, ProblemArgs& a) {
   a.cmd = cmd;
   cmd->add_option("--problem", a.key,
@@ -79,6 +121,12 @@ void add_problem_options(CLI::App* cmd, ProblemArgs& a) {
   cmd->add_flag("--softplus", a.softplus, "softplus on delta");
   cmd->add_flag("--last-state", a.last_state, "return the last state");
   cmd->add_flag("--initial-state", a.initial_state, "start from an initial state h0");
+  cmd->add_option("--heads", a.heads, "step: heads (--dim is heads x headdim)")
+      ->capture_default_str();
+  cmd->add_option("--state-dtype", a.state_dtype, "step: the state's dtype: fp32, fp16 or bf16")
+      ->capture_default_str();
+  cmd->add_flag("--state-indices", a.state_indices,
+                "step: state rows picked per batch entry (continuous batching)");
 }
 
 }  // namespace ssmtune::cli

@@ -2,6 +2,7 @@
 #include "tuner/bwd/family.h"
 #include "tuner/family.h"
 #include "tuner/fwd/family.h"
+#include "tuner/step/family.h"
 
 namespace ssmtune {
 
@@ -9,6 +10,7 @@ const std::vector<const KernelFamily*>& all_families() {
   static const std::vector<const KernelFamily*> families = {
       &fwd_family(),
       &bwd_family(),
+      &step_family(),
   };
   return families;
 }

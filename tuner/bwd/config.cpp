@@ -6,35 +6,11 @@
 #include <sstream>
 
 #include "ssm/bwd/bwd_params.cuh"
+#include "tuner/key_fields.h"
 #include "tuner/state_groups.h"
 
 namespace ssmtune::bwd {
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out(1);
-  for (char c : s) {
-    if (c == sep) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
-bool parse_field(const std::string& f, const std::string& prefix, int& out) {
-  if (f.compare(0, prefix.size(), prefix) != 0 || f.size() == prefix.size() ||
-      f.size() > prefix.size() + 6)
-    return false;
-  int v = 0;
-  for (size_t i = prefix.size(); i < f.size(); ++i) {
-    if (f[i] < '0' || f[i] > '9') return false;
-    v = v * 10 + (f[i] - '0');
-  }
-  out = v;
-  return true;
-}
 
 bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
@@ -88,7 +64,7 @@ Result<BwdConfig> BwdConfig::from_key(const std::string& key) {
   auto bad = [&key](const std::string& why) {
     return Status::invalid_argument("bad backward config key '" + key + "': " + why);
   };
-  const auto f = split(key, '.');
+  const auto f = split_key(key, '.');
   BwdConfig c;
   if (f[0] == "seq") {
     c.algo = BwdAlgo::kSequential;
@@ -102,13 +78,13 @@ Result<BwdConfig> BwdConfig::from_key(const std::string& key) {
   const size_t fields = c.algo == BwdAlgo::kMultiPass ? 8 : 7;
   // Optional fields after the fixed ones, in this order: .c<chan>, .b<blocks>.
   size_t next = fields;
-  if (f.size() > next && parse_field(f[next], "c", c.chan)) ++next;
-  if (f.size() > next && parse_field(f[next], "b", c.blocks)) ++next;
+  if (f.size() > next && parse_int_field(f[next], "c", c.chan)) ++next;
+  if (f.size() > next && parse_int_field(f[next], "b", c.blocks)) ++next;
   if (f.size() < fields || next != f.size())
     return bad("expected " + std::to_string(fields) +
                " dot-separated fields, then optionally .c<chan> and .b<blocks>");
-  if (!parse_field(f[1], "K", c.chunk)) return bad("field 2 must be K<chunk>");
-  if (!parse_field(f[2], "D", c.d_step)) return bad("field 3 must be D<d_step>");
+  if (!parse_int_field(f[1], "K", c.chunk)) return bad("field 2 must be K<chunk>");
+  if (!parse_int_field(f[2], "D", c.d_step)) return bad("field 3 must be D<d_step>");
   if (f[3] == "fp32") {
     c.acc = BwdAcc::kF32;
   } else if (f[3] == "fp64") {
@@ -116,8 +92,8 @@ Result<BwdConfig> BwdConfig::from_key(const std::string& key) {
   } else {
     return bad("field 4 must be fp32 or fp64");
   }
-  if (!parse_field(f[4], "t", c.threads)) return bad("field 5 must be t<threads>");
-  if (!parse_field(f[5], "s", c.n_split)) return bad("field 6 must be s<n_split>");
+  if (!parse_int_field(f[4], "t", c.threads)) return bad("field 5 must be t<threads>");
+  if (!parse_int_field(f[5], "s", c.n_split)) return bad("field 6 must be s<n_split>");
   if (f[6] == "fast") {
     c.exp = BwdExp::kFast;
   } else if (f[6] == "accurate") {
@@ -125,7 +101,7 @@ Result<BwdConfig> BwdConfig::from_key(const std::string& key) {
   } else {
     return bad("field 7 must be fast or accurate");
   }
-  if (c.algo == BwdAlgo::kMultiPass && !parse_field(f[7], "S", c.segments))
+  if (c.algo == BwdAlgo::kMultiPass && !parse_int_field(f[7], "S", c.segments))
     return bad("field 8 must be S<segments>");
   if (c.key() != key) return bad("not in canonical form (expected '" + c.key() + "')");
   return c;

@@ -2,85 +2,15 @@
 #include "tuner/bwd/problem.h"
 
 #include <cstdint>
-#include <cstdio>
 #include <vector>
+
+#include "tuner/tensor_checks.h"
 
 namespace ssmtune::bwd {
 namespace {
 
 constexpr const char* kPrefix = "bwd:";
 constexpr const char* kDlastSuffix = ".dlast";
-
-std::string shape_string(int rank, const int64_t* shape) {
-  std::string s = "(";
-  for (int i = 0; i < rank; ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  return s + ")";
-}
-
-struct Expect {
-  const char* name;
-  const TensorArg* arg;
-  bool required;     // present iff this
-  const char* flag;  // what decides presence, or nullptr when always required
-  DType dtype;
-  std::vector<int64_t> shape;
-  bool output;
-};
-
-Status check_tensor(const Expect& e) {
-  const TensorArg& t = *e.arg;
-  const std::string name = e.name;
-  if (!t.present()) {
-    if (!e.required) return Status::ok();
-    if (e.flag) return Status::invalid_argument(name + ": required when " + e.flag + " is set");
-    return Status::invalid_argument(name + ": required, got a null pointer");
-  }
-  if (!e.required) return Status::invalid_argument(name + ": given, but " + e.flag + " is not set");
-  if (t.dtype != e.dtype)
-    return Status::invalid_argument(name + ": dtype " + to_string(t.dtype) + ", expected " +
-                                    to_string(e.dtype));
-  const int rank = static_cast<int>(e.shape.size());
-  const std::string expected = shape_string(rank, e.shape.data());
-  if (t.rank < 0 || t.rank > 4)
-    return Status::invalid_argument(name + ": expected shape " + expected + ", got rank " +
-                                    std::to_string(t.rank));
-  bool same = t.rank == rank;
-  for (int i = 0; same && i < rank; ++i) same = t.shape[i] == e.shape[i];
-  if (!same)
-    return Status::invalid_argument(name + ": expected shape " + expected + ", got " +
-                                    shape_string(t.rank, t.shape));
-  if (t.stride[rank - 1] != 1)
-    return Status::invalid_argument(name + ": last dimension must be contiguous (stride 1), got " +
-                                    std::to_string(t.stride[rank - 1]));
-  for (int i = 0; i < rank - 1; ++i)
-    if (t.stride[i] < 1)
-      return Status::invalid_argument(name + ": stride of dimension " + std::to_string(i) +
-                                      " must be >= 1, got " + std::to_string(t.stride[i]));
-  const int bytes = dtype_bytes(t.dtype);
-  if (reinterpret_cast<uintptr_t>(t.data) % bytes != 0) {
-    char addr[32];
-    std::snprintf(addr, sizeof addr, "%p", t.data);
-    return Status::invalid_argument(name + ": pointer " + addr + " is not aligned to " +
-                                    std::to_string(bytes) + " bytes (the element size)");
-  }
-  return Status::ok();
-}
-
-struct Extent {
-  unsigned __int128 lo, hi;
-};
-
-Extent extent(const TensorArg& t) {
-  unsigned __int128 last = 0;
-  for (int i = 0; i < t.rank; ++i)
-    last += static_cast<unsigned __int128>(t.shape[i] - 1) * static_cast<uint64_t>(t.stride[i]);
-  const unsigned bytes = static_cast<unsigned>(dtype_bytes(t.dtype));
-  const unsigned __int128 lo = reinterpret_cast<uintptr_t>(t.data);
-  return {lo, lo + last * bytes + bytes - 1};
-}
 
 }  // namespace
 
@@ -157,44 +87,38 @@ Status validate_bwd_tensors(const BwdProblem& bp, const BwdTensors& t) {
   const std::vector<int64_t> vec = {p.dim};
   const auto& bshape = p.variable_b ? variable : constant;
   const auto& cshape = p.variable_c ? variable : constant;
-  const Expect expects[] = {
-      {"u", &t.u, true, nullptr, dt, bdl, false},
-      {"delta", &t.delta, true, nullptr, dt, bdl, false},
-      {"A", &t.A, true, nullptr, f32, constant, false},
-      {"B", &t.B, true, nullptr, bdt, bshape, false},
-      {"C", &t.C, true, nullptr, cdt, cshape, false},
-      {"D", &t.D, p.has_d, "has_d", f32, vec, false},
-      {"z", &t.z, p.has_z, "has_z", dt, bdl, false},
-      {"delta_bias", &t.delta_bias, p.has_delta_bias, "has_delta_bias", f32, vec, false},
-      {"h0", &t.h0, p.has_initial_state, "has_initial_state", f32, state, false},
-      {"out", &t.out, p.has_z, "has_z", dt, bdl, false},
-      {"dout", &t.dout, true, nullptr, dt, bdl, false},
-      {"dlast", &t.dlast, bp.has_dlast, "has_dlast", f32, state, false},
-      {"du", &t.du, true, nullptr, dt, bdl, true},
-      {"ddelta", &t.ddelta, true, nullptr, dt, bdl, true},
-      {"dA", &t.dA, true, nullptr, f32, constant, true},
-      {"dB", &t.dB, true, nullptr, bdt, bshape, true},
-      {"dC", &t.dC, true, nullptr, cdt, cshape, true},
-      {"dD", &t.dD, p.has_d, "has_d", f32, vec, true},
-      {"dz", &t.dz, p.has_z, "has_z", dt, bdl, true},
-      {"ddelta_bias", &t.ddelta_bias, p.has_delta_bias, "has_delta_bias", f32, vec, true},
-      {"dh0", &t.dh0, p.has_initial_state, "has_initial_state", f32, state, true},
+  auto rule = [](const char* name, const TensorArg* arg, bool required, const char* flag,
+                 DType dtype, const std::vector<int64_t>& shape, bool output) {
+    return TensorRule{name,  arg,     required,
+                      flag,  {dtype}, std::string(", expected ") + to_string(dtype),
+                      shape, output};
   };
-  for (const Expect& e : expects) SSMTUNE_RETURN_IF_ERROR(check_tensor(e));
+  const std::vector<TensorRule> rules = {
+      rule("u", &t.u, true, nullptr, dt, bdl, false),
+      rule("delta", &t.delta, true, nullptr, dt, bdl, false),
+      rule("A", &t.A, true, nullptr, f32, constant, false),
+      rule("B", &t.B, true, nullptr, bdt, bshape, false),
+      rule("C", &t.C, true, nullptr, cdt, cshape, false),
+      rule("D", &t.D, p.has_d, "has_d", f32, vec, false),
+      rule("z", &t.z, p.has_z, "has_z", dt, bdl, false),
+      rule("delta_bias", &t.delta_bias, p.has_delta_bias, "has_delta_bias", f32, vec, false),
+      rule("h0", &t.h0, p.has_initial_state, "has_initial_state", f32, state, false),
+      rule("out", &t.out, p.has_z, "has_z", dt, bdl, false),
+      rule("dout", &t.dout, true, nullptr, dt, bdl, false),
+      rule("dlast", &t.dlast, bp.has_dlast, "has_dlast", f32, state, false),
+      rule("du", &t.du, true, nullptr, dt, bdl, true),
+      rule("ddelta", &t.ddelta, true, nullptr, dt, bdl, true),
+      rule("dA", &t.dA, true, nullptr, f32, constant, true),
+      rule("dB", &t.dB, true, nullptr, bdt, bshape, true),
+      rule("dC", &t.dC, true, nullptr, cdt, cshape, true),
+      rule("dD", &t.dD, p.has_d, "has_d", f32, vec, true),
+      rule("dz", &t.dz, p.has_z, "has_z", dt, bdl, true),
+      rule("ddelta_bias", &t.ddelta_bias, p.has_delta_bias, "has_delta_bias", f32, vec, true),
+      rule("dh0", &t.dh0, p.has_initial_state, "has_initial_state", f32, state, true),
+  };
+  for (const TensorRule& r : rules) SSMTUNE_RETURN_IF_ERROR(check_tensor(r));
   // Outputs may overlap nothing: inputs are read after outputs are written.
-  for (const Expect& o : expects) {
-    if (!o.output || !o.arg->present()) continue;
-    const Extent a = extent(*o.arg);
-    for (const Expect& other : expects) {
-      if (&other == &o || !other.arg->present()) continue;
-      if (other.output && &other > &o) continue;  // each pair of outputs once
-      const Extent b = extent(*other.arg);
-      if (a.lo <= b.hi && b.lo <= a.hi)
-        return Status::invalid_argument(std::string(o.name) + ": overlaps " +
-                                        (other.output ? "output " : "input ") + other.name);
-    }
-  }
-  return Status::ok();
+  return check_no_overlap(rules);
 }
 
 }  // namespace ssmtune::bwd

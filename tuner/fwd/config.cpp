@@ -6,24 +6,10 @@
 #include <vector>
 
 #include "tuner/fwd/algorithms.h"
+#include "tuner/key_fields.h"
 
 namespace ssmtune {
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : s) {
-    if (c == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
 
 // "K64" with prefix "K" -> 64.
 bool parse_field(const std::string& f, const std::string& prefix, int& out) {
@@ -92,7 +78,7 @@ std::string FwdConfig::key() const {
 }
 
 Result<FwdConfig> FwdConfig::from_key(const std::string& key) {
-  const auto f = split(key, '.');
+  const auto f = split_key(key, '.');
   auto bad = [&key](const std::string& why) {
     return Status::invalid_argument("bad kernel config key '" + key + "': " + why);
   };

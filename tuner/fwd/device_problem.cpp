@@ -1,48 +1,9 @@
 // Device copies of a problem's tensors.
 #include "tuner/fwd/device_problem.h"
 
-#include "jit/driver.h"
-#include "tuner/accuracy.h"
+#include "tuner/device_tensors.h"
 
 namespace ssmtune {
-namespace {
-
-// Contiguous row-major strides for `rank` dims.
-TensorArg describe(const jit::DeviceBuffer& buf, DType dtype, std::vector<int64_t> shape) {
-  TensorArg t;
-  t.data = reinterpret_cast<const void*>(buf.get());
-  t.dtype = dtype;
-  t.rank = static_cast<int>(shape.size());
-  int64_t stride = 1;
-  for (int i = t.rank - 1; i >= 0; --i) {
-    t.shape[i] = shape[i];
-    t.stride[i] = stride;
-    stride *= shape[i];
-  }
-  return t;
-}
-
-Result<jit::DeviceBuffer> upload_values(const std::vector<double>& v, DType dtype) {
-  const auto bytes = encode(v, dtype);
-  SSMTUNE_ASSIGN_OR_RETURN(jit::DeviceBuffer buf, jit::DeviceBuffer::allocate(bytes.size()));
-  SSMTUNE_RETURN_IF_ERROR(buf.upload(bytes.data(), bytes.size()));
-  return buf;
-}
-
-Status fill_pattern(const jit::DeviceBuffer& buf, DType dtype, CUstream stream) {
-  if (buf.bytes() == 0) return Status::ok();
-  SSMTUNE_ASSIGN_OR_RETURN(const jit::Driver* d, jit::Driver::get());
-  const jit::Driver& drv = *d;
-  if (dtype == DType::kF32) {
-    SSMTUNE_CU(drv.cuMemsetD32Async(buf.get(), kPoisonF32, buf.bytes() / 4, stream));
-  } else {
-    const uint16_t v = dtype == DType::kF16 ? kPoisonF16 : kPoisonBF16;
-    SSMTUNE_CU(drv.cuMemsetD16Async(buf.get(), v, buf.bytes() / 2, stream));
-  }
-  return Status::ok();
-}
-
-}  // namespace
 
 Result<FwdDeviceProblem> FwdDeviceProblem::upload(const FwdHostInputs& in) {
   const FwdProblem& p = in.problem;

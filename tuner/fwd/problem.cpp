@@ -2,48 +2,15 @@
 // tensors against its problem.
 #include "tuner/fwd/problem.h"
 
-#include <cstdio>
-#include <initializer_list>
 #include <sstream>
 #include <utility>
 #include <vector>
 
+#include "tuner/key_fields.h"
+#include "tuner/tensor_checks.h"
+
 namespace ssmtune {
 namespace {
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out(1);
-  for (char c : s) {
-    if (c == sep) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
-// "b8" with prefix 'b' -> 8; digits only (the canonical check rejects "b08").
-bool parse_size(const std::string& f, char prefix, int64_t& out) {
-  if (f.size() < 2 || f.size() > 20 || f[0] != prefix) return false;
-  int64_t v = 0;
-  for (size_t i = 1; i < f.size(); ++i) {
-    if (f[i] < '0' || f[i] > '9') return false;
-    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, f[i] - '0', &v))
-      return false;
-  }
-  out = v;
-  return true;
-}
-
-// The product of `factors`, or false when it does not fit int64.
-bool checked_product(std::initializer_list<int64_t> factors, int64_t& out) {
-  int64_t p = 1;
-  for (int64_t f : factors)
-    if (__builtin_mul_overflow(p, f, &p)) return false;
-  out = p;
-  return true;
-}
 
 // The optional flags in key order: (name in the key, member).
 struct FlagField {
@@ -66,84 +33,6 @@ std::string flags_suffix(const FwdProblem& p) {
   for (const FlagField& f : kFlags)
     if (p.*f.member) s += std::string(".") + f.name;
   return s;
-}
-
-std::string shape_string(int rank, const int64_t* shape) {
-  std::string s = "(";
-  for (int i = 0; i < rank; ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  return s + ")";
-}
-
-// What one tensor argument must look like.
-struct Expect {
-  const char* name;
-  const TensorArg* arg;
-  bool required;     // present iff this
-  const char* flag;  // the flag that decides presence, or nullptr when always required
-  DType dtype;
-  bool problem_dtype;  // dtype follows the problem (else always fp32)
-  std::vector<int64_t> shape;
-  bool output;
-};
-
-Status check_tensor(const Expect& e, const FwdProblem& p) {
-  const TensorArg& t = *e.arg;
-  const std::string name = e.name;
-  if (!t.present()) {
-    if (!e.required) return Status::ok();
-    if (e.flag) return Status::invalid_argument(name + ": required when " + e.flag + " is set");
-    return Status::invalid_argument(name + ": required, got a null pointer");
-  }
-  if (!e.required) return Status::invalid_argument(name + ": given, but " + e.flag + " is not set");
-  if (t.dtype != e.dtype) {
-    if (e.problem_dtype)
-      return Status::invalid_argument(name + ": dtype " + to_string(t.dtype) +
-                                      " does not match the problem's " + to_string(p.dtype));
-    return Status::invalid_argument(name + ": dtype " + to_string(t.dtype) + ", expected " +
-                                    to_string(e.dtype) + " (always fp32)");
-  }
-  const int rank = static_cast<int>(e.shape.size());
-  const std::string expected = shape_string(rank, e.shape.data());
-  if (t.rank < 0 || t.rank > 4)
-    return Status::invalid_argument(name + ": expected shape " + expected + ", got rank " +
-                                    std::to_string(t.rank));
-  bool same = t.rank == rank;
-  for (int i = 0; same && i < rank; ++i) same = t.shape[i] == e.shape[i];
-  if (!same)
-    return Status::invalid_argument(name + ": expected shape " + expected + ", got " +
-                                    shape_string(t.rank, t.shape));
-  if (t.stride[rank - 1] != 1)
-    return Status::invalid_argument(name + ": last dimension must be contiguous (stride 1), got " +
-                                    std::to_string(t.stride[rank - 1]));
-  for (int i = 0; i < rank - 1; ++i)
-    if (t.stride[i] < 1)
-      return Status::invalid_argument(name + ": stride of dimension " + std::to_string(i) +
-                                      " must be >= 1, got " + std::to_string(t.stride[i]));
-  const int bytes = dtype_bytes(t.dtype);
-  if (reinterpret_cast<uintptr_t>(t.data) % bytes != 0) {
-    char addr[32];
-    std::snprintf(addr, sizeof addr, "%p", t.data);
-    return Status::invalid_argument(name + ": pointer " + addr + " is not aligned to " +
-                                    std::to_string(bytes) + " bytes (the element size)");
-  }
-  return Status::ok();
-}
-
-// Byte interval [lo, hi] a (validated, present) tensor may touch.
-struct Extent {
-  unsigned __int128 lo, hi;
-};
-
-Extent extent(const TensorArg& t) {
-  unsigned __int128 last = 0;
-  for (int i = 0; i < t.rank; ++i)
-    last += static_cast<unsigned __int128>(t.shape[i] - 1) * static_cast<uint64_t>(t.stride[i]);
-  const unsigned bytes = static_cast<unsigned>(dtype_bytes(t.dtype));
-  const unsigned __int128 lo = reinterpret_cast<uintptr_t>(t.data);
-  return {lo, lo + last * bytes + bytes - 1};
 }
 
 }  // namespace
@@ -214,13 +103,13 @@ Result<FwdProblem> FwdProblem::from_key(const std::string& key) {
   const std::string prefix = kFwdKeyPrefix;
   const bool prefixed = key.compare(0, prefix.size(), prefix) == 0;
   const std::string body = prefixed ? key.substr(prefix.size()) : key;
-  const auto f = split(body, '.');
+  const auto f = split_key(body, '.');
   if (f.size() < 6) return bad("expected at least 6 dot-separated fields (b.d.l.n.g.dtype)");
   FwdProblem p;
   const char prefixes[] = {'b', 'd', 'l', 'n', 'g'};
   int64_t* sizes[] = {&p.batch, &p.dim, &p.seqlen, &p.dstate, &p.groups};
   for (int i = 0; i < 5; ++i)
-    if (!parse_size(f[i], prefixes[i], *sizes[i]))
+    if (!parse_size_field(f[i], prefixes[i], *sizes[i]))
       return bad("field " + std::to_string(i + 1) + " must be " + prefixes[i] + "<number>, got '" +
                  f[i] + "'");
   auto dt = parse_dtype(f[5]);
@@ -281,39 +170,33 @@ Status validate_fwd_tensors(const FwdProblem& p, const FwdTensors& t) {
   const std::vector<int64_t> constant = {p.dim, p.dstate};
   const std::vector<int64_t> state = {p.batch, p.dim, p.dstate};
   const std::vector<int64_t> vec = {p.dim};
-  const Expect expects[] = {
-      {"u", &t.u, true, nullptr, dt, true, bdl, false},
-      {"delta", &t.delta, true, nullptr, dt, true, bdl, false},
-      {"A", &t.A, true, nullptr, f32, false, constant, false},
-      {"B", &t.B, true, nullptr, p.variable_b ? dt : f32, p.variable_b,
-       p.variable_b ? variable : constant, false},
-      {"C", &t.C, true, nullptr, p.variable_c ? dt : f32, p.variable_c,
-       p.variable_c ? variable : constant, false},
-      {"D", &t.D, p.has_d, "has_d", f32, false, vec, false},
-      {"z", &t.z, p.has_z, "has_z", dt, true, bdl, false},
-      {"delta_bias", &t.delta_bias, p.has_delta_bias, "has_delta_bias", f32, false, vec, false},
-      {"h0", &t.h0, p.has_initial_state, "has_initial_state", f32, false, state, false},
-      {"out", &t.out, true, nullptr, dt, true, bdl, true},
-      {"out_z", &t.out_z, p.has_z, "has_z", dt, true, bdl, true},
-      {"last_state", &t.last_state, p.return_last_state, "return_last_state", f32, false, state,
-       true},
+  const std::string mismatch = " does not match the problem's " + std::string(to_string(dt));
+  const std::string fp32 = ", expected fp32 (always fp32)";
+  auto rule = [&](const char* name, const TensorArg* arg, bool required, const char* flag,
+                  bool problem_dtype, const std::vector<int64_t>& shape, bool output) {
+    return TensorRule{
+        name,  arg,   required, flag, {problem_dtype ? dt : f32}, problem_dtype ? mismatch : fp32,
+        shape, output};
   };
-  for (const Expect& e : expects) SSMTUNE_RETURN_IF_ERROR(check_tensor(e, p));
+  const std::vector<TensorRule> rules = {
+      rule("u", &t.u, true, nullptr, true, bdl, false),
+      rule("delta", &t.delta, true, nullptr, true, bdl, false),
+      rule("A", &t.A, true, nullptr, false, constant, false),
+      rule("B", &t.B, true, nullptr, p.variable_b, p.variable_b ? variable : constant, false),
+      rule("C", &t.C, true, nullptr, p.variable_c, p.variable_c ? variable : constant, false),
+      rule("D", &t.D, p.has_d, "has_d", false, vec, false),
+      rule("z", &t.z, p.has_z, "has_z", true, bdl, false),
+      rule("delta_bias", &t.delta_bias, p.has_delta_bias, "has_delta_bias", false, vec, false),
+      rule("h0", &t.h0, p.has_initial_state, "has_initial_state", false, state, false),
+      rule("out", &t.out, true, nullptr, true, bdl, true),
+      rule("out_z", &t.out_z, p.has_z, "has_z", true, bdl, true),
+      rule("last_state", &t.last_state, p.return_last_state, "return_last_state", false, state,
+           true),
+  };
+  for (const TensorRule& r : rules) SSMTUNE_RETURN_IF_ERROR(check_tensor(r));
   // Outputs may not overlap inputs or each other: the kernels read inputs
   // after writing outputs of earlier chunks.
-  for (const Expect& o : expects) {
-    if (!o.output || !o.arg->present()) continue;
-    const Extent a = extent(*o.arg);
-    for (const Expect& other : expects) {
-      if (&other == &o || !other.arg->present()) continue;
-      if (other.output && &other > &o) continue;  // each pair of outputs once
-      const Extent b = extent(*other.arg);
-      if (a.lo <= b.hi && b.lo <= a.hi)
-        return Status::invalid_argument(std::string(o.name) + ": overlaps " +
-                                        (other.output ? "output " : "input ") + other.name);
-    }
-  }
-  return Status::ok();
+  return check_no_overlap(rules);
 }
 
 }  // namespace ssmtune
