@@ -1,15 +1,18 @@
 // Decode-step launches.
 #include "tuner/step/runner.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace ssmtune::step {
 namespace {
 
 // Whether every row of `a` (all but its last dimension) starts on a vector
-// of `vec` elements and the last dimension is contiguous.
+// of `vec` elements, aligned as the kernel's StepVec (its size, at most 16
+// bytes), and the last dimension is contiguous.
 bool rows_aligned(const TensorArg& a, int vec) {
-  const auto bytes = static_cast<uintptr_t>(dtype_bytes(a.dtype)) * static_cast<uintptr_t>(vec);
+  const auto bytes = std::min<uintptr_t>(
+      16, static_cast<uintptr_t>(dtype_bytes(a.dtype)) * static_cast<uintptr_t>(vec));
   if (reinterpret_cast<uintptr_t>(a.data) % bytes != 0) return false;
   if (a.stride[a.rank - 1] != 1) return false;
   for (int i = 0; i + 1 < a.rank; ++i)

@@ -40,9 +40,10 @@ struct StepTraits {
   static_assert(kPasses <= 16, "at most 16 passes over a channel's states");
 };
 
-// kVec elements moved as one access (the caller checks the alignment).
+// kVec elements moved in accesses of up to 16 bytes (the caller checks the
+// alignment: the vector's size, at most 16 bytes).
 template <typename T, int kVec>
-struct alignas(sizeof(T) * kVec) StepVec {
+struct alignas(sizeof(T) * kVec > 16 ? 16 : sizeof(T) * kVec) StepVec {
   T v[kVec];
 };
 
