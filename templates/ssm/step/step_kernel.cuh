@@ -16,9 +16,9 @@ namespace ssmtune_kernels {
 template <typename InT_, typename StT_, typename AccT_, int kN_, int kDStep_, int kLanes_,
           int kVec_, bool kHasD_, bool kHasZ_, bool kHasBias_, bool kSoftplus_, bool kIndices_>
 struct StepTraits {
-  using InT = InT_;    // x, dt, z, B, C, out: float, __half or __nv_bfloat16
-  using StT = StT_;    // the state's storage dtype
-  using AccT = AccT_;  // float or double: the arithmetic
+  using InT = InT_;                       // x, dt, z, B, C, out: float, __half or __nv_bfloat16
+  using StT = StT_;                       // the state's storage dtype
+  using AccT = AccT_;                     // float or double: the arithmetic
   static constexpr int kN = kN_;          // dstate
   static constexpr int kDStep = kDStep_;  // channels per block
   static constexpr int kLanes = kLanes_;  // threads per channel
@@ -62,8 +62,8 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_step(const SsmStepParams p) 
   const int lane = static_cast<int>(threadIdx.x) % kL;
   const int tiles = (p.headdim + Tr::kDStep - 1) / Tr::kDStep;
   const long long h = blockIdx.x / tiles;
-  const int pd = static_cast<int>(blockIdx.x - h * tiles) * Tr::kDStep +
-                 static_cast<int>(threadIdx.x) / kL;
+  const int pd =
+      static_cast<int>(blockIdx.x - h * tiles) * Tr::kDStep + static_cast<int>(threadIdx.x) / kL;
   const long long b = blockIdx.y;
   // Channels past headdim read channel 0, store nothing, and still take
   // part in the lane sums.
@@ -81,8 +81,10 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_step(const SsmStepParams p) 
     }
   }
 
-  const float x = load_in<InT>(p.x, b * p.x_batch_stride + h * p.x_head_stride + pc * p.x_dim_stride);
-  float dt_in = load_in<InT>(p.dt, b * p.dt_batch_stride + h * p.dt_head_stride + pc * p.dt_dim_stride);
+  const float x =
+      load_in<InT>(p.x, b * p.x_batch_stride + h * p.x_head_stride + pc * p.x_dim_stride);
+  float dt_in =
+      load_in<InT>(p.dt, b * p.dt_batch_stride + h * p.dt_head_stride + pc * p.dt_dim_stride);
   if constexpr (Tr::kHasBias)
     dt_in += load_weight<InT>(p.dt_bias, h * p.dt_bias_head_stride + pc * p.dt_bias_dim_stride,
                               p.dt_bias_in_dtype);
@@ -168,8 +170,8 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_step(const SsmStepParams p) 
   if (active && lane == 0) {
     AccT out = y;
     if constexpr (Tr::kHasD)
-      out += static_cast<AccT>(load_weight<InT>(p.D, h * p.D_head_stride + pc * p.D_dim_stride,
-                                                p.D_in_dtype)) *
+      out += static_cast<AccT>(
+                 load_weight<InT>(p.D, h * p.D_head_stride + pc * p.D_dim_stride, p.D_in_dtype)) *
              static_cast<AccT>(x);
     if constexpr (Tr::kHasZ) {
       const float z =
