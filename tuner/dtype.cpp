@@ -77,4 +77,16 @@ std::vector<double> decode(const void* bytes, size_t count, DType dtype) {
   return values;
 }
 
+const char* cuda_type_name(DType t) {
+  switch (t) {
+    case DType::kF32:
+      return "float";
+    case DType::kF16:
+      return "__half";
+    case DType::kBF16:
+      return "__nv_bfloat16";
+  }
+  return "float";
+}
+
 }  // namespace ssmtune

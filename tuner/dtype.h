@@ -17,6 +17,8 @@ enum class DType { kF32, kF16, kBF16 };
 const char* to_string(DType t);  // "fp32", "fp16", "bf16"
 Result<DType> parse_dtype(const std::string& s);
 int dtype_bytes(DType t);
+// The CUDA C++ type a kernel template takes for it: "float", "__half", "__nv_bfloat16".
+const char* cuda_type_name(DType t);
 
 // Values as little-endian fp32/fp16/bf16 bytes, rounded to nearest even.
 std::vector<unsigned char> encode(const std::vector<double>& values, DType dtype);

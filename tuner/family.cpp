@@ -2,6 +2,8 @@
 // program of a config, and lookups in the registry.
 #include "tuner/family.h"
 
+#include <algorithm>
+
 namespace ssmtune {
 
 Floors floors_for(double bytes, double exps, const jit::DeviceInfo& device, double copy_gbs) {
@@ -61,6 +63,16 @@ Result<ParsedProblem> parse_any_problem(const std::string& problem_key) {
   SSMTUNE_ASSIGN_OR_RETURN(const KernelFamily* f, family_of_problem(problem_key));
   SSMTUNE_ASSIGN_OR_RETURN(auto p, f->parse_problem(problem_key));
   return ParsedProblem{f, std::move(p)};
+}
+
+std::vector<std::string> default_first_look(const std::vector<std::string>& candidates,
+                                            const std::string& first) {
+  std::vector<std::string> out;
+  if (std::find(candidates.begin(), candidates.end(), first) != candidates.end())
+    out.push_back(first);
+  for (const auto& c : candidates)
+    if (c != first) out.push_back(c);
+  return out;
 }
 
 }  // namespace ssmtune

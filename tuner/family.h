@@ -169,6 +169,11 @@ class KernelFamily {
                                                            CUstream stream) const = 0;
 };
 
+// `first` (when a candidate), then the other candidates in their order: the
+// first look of a family with no better order.
+std::vector<std::string> default_first_look(const std::vector<std::string>& candidates,
+                                            const std::string& first);
+
 // The one program a config compiles to (its cache key follows from it).
 Result<jit::ProgramSpec> program_for(const KernelFamily& family, const FamilyProblem& problem,
                                      const std::string& config, const jit::DeviceInfo& device);

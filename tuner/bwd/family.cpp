@@ -190,12 +190,7 @@ class BwdFamily final : public KernelFamily {
   }
   std::vector<std::string> first_look_order(const std::vector<std::string>& candidates,
                                             const std::string& first) const override {
-    std::vector<std::string> out;
-    if (std::find(candidates.begin(), candidates.end(), first) != candidates.end())
-      out.push_back(first);
-    for (const auto& c : candidates)
-      if (c != first) out.push_back(c);
-    return out;
+    return default_first_look(candidates, first);
   }
   std::string prune_by_resources(const FamilyProblem& /*problem*/, const std::string& config,
                                  const std::vector<jit::KernelImage>& kernels,

@@ -5,27 +5,11 @@
 #include <sstream>
 
 namespace ssmtune::bwd {
-namespace {
-
-const char* in_type(DType t) {
-  switch (t) {
-    case DType::kF32:
-      return "float";
-    case DType::kF16:
-      return "__half";
-    case DType::kBF16:
-      return "__nv_bfloat16";
-  }
-  return "float";
-}
-
-}  // namespace
-
 std::string traits_expression(const BwdProblem& bp, const BwdConfig& c) {
   const FwdProblem& p = bp.fwd;
   auto b = [](bool v) { return v ? "true" : "false"; };
   std::ostringstream os;
-  os << "ssmtune_kernels::BwdTraits<" << in_type(p.dtype) << ", "
+  os << "ssmtune_kernels::BwdTraits<" << cuda_type_name(p.dtype) << ", "
      << (c.acc == BwdAcc::kF64 ? "double" : "float") << ", " << p.dstate << ", " << c.chunk << ", "
      << c.d_step << ", " << c.n_split << ", "
      << (c.exp == BwdExp::kFast ? "ssmtune_kernels::ExpKind::kFast"

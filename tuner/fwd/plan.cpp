@@ -9,18 +9,6 @@
 namespace ssmtune {
 namespace {
 
-const char* in_type(DType t) {
-  switch (t) {
-    case DType::kF32:
-      return "float";
-    case DType::kF16:
-      return "__half";
-    case DType::kBF16:
-      return "__nv_bfloat16";
-  }
-  return "float";
-}
-
 const char* exp_kind(ExpMode e) {
   switch (e) {
     case ExpMode::kAccurate:
@@ -70,7 +58,7 @@ Status check_config(const FwdProblem& p, const FwdConfig& c, size_t max_shared_b
 std::string traits_expression(const FwdProblem& p, const FwdConfig& c) {
   auto b = [](bool v) { return v ? "true" : "false"; };
   std::ostringstream os;
-  os << "ssmtune_kernels::FwdTraits<" << in_type(p.dtype) << ", "
+  os << "ssmtune_kernels::FwdTraits<" << cuda_type_name(p.dtype) << ", "
      << (c.acc == AccType::kF64 ? "double" : "float") << ", " << p.dstate << ", " << c.chunk << ", "
      << c.d_step << ", " << c.threads << ", " << c.items << ", " << c.n_split << ", "
      << exp_kind(c.exp_mode) << ", " << c.poly_share << ", " << b(p.variable_b) << ", "
@@ -101,7 +89,8 @@ Result<FwdPlan> plan_fwd(const FwdProblem& p, const FwdConfig& c, size_t max_sha
 }
 
 jit::Instantiation reference_instantiation(DType dtype) {
-  return {kFwdHeader, std::string("ssmtune_kernels::ssm_fwd_reference<") + in_type(dtype) + ">"};
+  return {kFwdHeader,
+          std::string("ssmtune_kernels::ssm_fwd_reference<") + cuda_type_name(dtype) + ">"};
 }
 
 }  // namespace ssmtune

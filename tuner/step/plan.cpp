@@ -4,29 +4,14 @@
 #include <sstream>
 
 namespace ssmtune::step {
-namespace {
-
-const char* cuda_type(DType t) {
-  switch (t) {
-    case DType::kF32:
-      return "float";
-    case DType::kF16:
-      return "__half";
-    case DType::kBF16:
-      return "__nv_bfloat16";
-  }
-  return "float";
-}
-
-}  // namespace
-
 std::string traits_expression(const StepProblem& p, const StepConfig& c) {
   auto b = [](bool v) { return v ? "true" : "false"; };
   std::ostringstream os;
-  os << "ssmtune_kernels::StepTraits<" << cuda_type(p.dtype) << ", " << cuda_type(p.state_dtype)
-     << ", " << (c.acc == StepAcc::kF64 ? "double" : "float") << ", " << p.dstate << ", "
-     << c.d_step << ", " << c.lanes << ", " << c.vec << ", " << b(p.has_d) << ", " << b(p.has_z)
-     << ", " << b(p.has_dt_bias) << ", " << b(p.softplus) << ", " << b(p.has_indices) << ">";
+  os << "ssmtune_kernels::StepTraits<" << cuda_type_name(p.dtype) << ", "
+     << cuda_type_name(p.state_dtype) << ", " << (c.acc == StepAcc::kF64 ? "double" : "float")
+     << ", " << p.dstate << ", " << c.d_step << ", " << c.lanes << ", " << c.vec << ", "
+     << b(p.has_d) << ", " << b(p.has_z) << ", " << b(p.has_dt_bias) << ", " << b(p.softplus)
+     << ", " << b(p.has_indices) << ">";
   return os.str();
 }
 
