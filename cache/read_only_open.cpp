@@ -22,12 +22,13 @@ std::string sqlite_uri(const std::string& path, const std::string& query) {
   return uri + "?" + query;
 }
 
-Result<Connection> open_read_only(const std::string& path, bool* immutable) {
+Result<Connection> open_read_only(const std::string& path, int busy_timeout_ms, bool* immutable) {
   if (immutable != nullptr) *immutable = false;
   constexpr int kFlags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
   Status why;
   {
     auto c = Connection::open(sqlite_uri(path, "mode=ro"), kFlags);
+    if (c) SSMTUNE_RETURN_IF_ERROR(c->set_busy_timeout(busy_timeout_ms));
     if (c) {
       // The first read opens the WAL index when the file is in WAL mode.
       // Only "cannot create or open the WAL index" falls through; with a
@@ -51,6 +52,7 @@ Result<Connection> open_read_only(const std::string& path, bool* immutable) {
         why.message());
   auto c = Connection::open(sqlite_uri(path, "immutable=1"), kFlags);
   if (!c) return c.status();
+  SSMTUNE_RETURN_IF_ERROR(c->set_busy_timeout(busy_timeout_ms));
   if (immutable != nullptr) *immutable = true;
   return c;
 }

@@ -16,8 +16,12 @@ namespace ssmtune::cache {
 // else (the WAL index cannot be created, and no un-checkpointed WAL holds
 // commits the file lacks) immutable=1. `immutable` (may be null) says which.
 // A WAL with commits beside a read-only directory is kIoError, naming what
-// to do. A file that is not a database opens; its first read fails.
-Result<Connection> open_read_only(const std::string& path, bool* immutable = nullptr);
+// to do. A file that is not a database opens; its first read fails. The
+// connection waits up to `busy_timeout_ms` for a lock, from its first read
+// on: a writer checkpointing at that moment is waited for, not taken for
+// an index this user cannot create.
+Result<Connection> open_read_only(const std::string& path, int busy_timeout_ms,
+                                  bool* immutable = nullptr);
 
 // "file:" URI for `path` with `query` ("mode=ro"), escaping %, ? and #.
 std::string sqlite_uri(const std::string& path, const std::string& query);

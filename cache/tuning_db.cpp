@@ -94,8 +94,7 @@ Result<int> TuningDb::schema_version_of(const std::string& path) {
   if (!fs::exists(path, ec)) return 0;
   if (fs::is_directory(path, ec))
     return Status::io_error(path + " is a directory, not a tuning database file");
-  SSMTUNE_ASSIGN_OR_RETURN(Connection c, open_read_only(path));
-  SSMTUNE_RETURN_IF_ERROR(c.set_busy_timeout(kBusyTimeoutMs));
+  SSMTUNE_ASSIGN_OR_RETURN(Connection c, open_read_only(path, kBusyTimeoutMs));
   return read_schema_version(c, path);
 }
 
@@ -111,8 +110,7 @@ Result<TuningDb> TuningDb::open(const std::string& path, OpenMode mode) {
       return Status::unsupported(path + " has schema version " + std::to_string(version) +
                                  ", older than this build's " + std::to_string(kSchemaVersion) +
                                  "; open it for writing once to migrate it");
-    SSMTUNE_ASSIGN_OR_RETURN(Connection c, open_read_only(path));
-    SSMTUNE_RETURN_IF_ERROR(c.set_busy_timeout(kBusyTimeoutMs));
+    SSMTUNE_ASSIGN_OR_RETURN(Connection c, open_read_only(path, kBusyTimeoutMs));
     return TuningDb(std::move(c), path, true);
   }
 
