@@ -6,6 +6,7 @@
 
 #include "runtime/prepared_bwd_call.h"
 #include "runtime/prepared_call.h"
+#include "runtime/prepared_step_call.h"
 #include "ssmtune/runtime.h"
 #include "ssmtune/ssmtune.h"
 #include "tuner/session.h"
@@ -21,6 +22,7 @@ struct ssmtune_runtime {
 // A plan handle is the runtime's PreparedCall (PreparedBwdCall) itself.
 static_assert(sizeof(ssmtune_fwd_plan*) == sizeof(ssmtune::PreparedCall*));
 static_assert(sizeof(ssmtune_bwd_plan*) == sizeof(ssmtune::PreparedBwdCall*));
+static_assert(sizeof(ssmtune_step_plan*) == sizeof(ssmtune::PreparedStepCall*));
 
 namespace {
 
@@ -79,6 +81,10 @@ ssmtune_status launch_status(const ssmtune::Status& s) {
 
 const ssmtune::PreparedBwdCall* bwd_call(const ssmtune_bwd_plan* plan) {
   return reinterpret_cast<const ssmtune::PreparedBwdCall*>(plan);
+}
+
+const ssmtune::PreparedStepCall* step_call(const ssmtune_step_plan* plan) {
+  return reinterpret_cast<const ssmtune::PreparedStepCall*>(plan);
 }
 
 }  // namespace
@@ -232,9 +238,50 @@ ssmtune_status ssmtune_bwd_plan_explain(const ssmtune_bwd_plan* plan, char* buf,
   return copy_text(ssmtune::Runtime::explain(*bwd_call(plan)), buf, len);
 }
 
+ssmtune_status ssmtune_selective_state_update(ssmtune_runtime* rt, const ssmtune_step_args* args,
+                                              void* stream) {
+  if (rt == nullptr) return null_arg("runtime");
+  if (args == nullptr) return null_arg("args");
+  return to_c(rt->rt->selective_state_update(*args, stream));
+}
+
+ssmtune_status ssmtune_explain_step(ssmtune_runtime* rt, const ssmtune_step_args* args, char* buf,
+                                    size_t len) {
+  if (rt == nullptr) return null_arg("runtime");
+  if (args == nullptr) return null_arg("args");
+  if (buf == nullptr || len == 0) return null_arg("buf");
+  return copy_text(rt->rt->explain_step(*args), buf, len);
+}
+
+ssmtune_status ssmtune_step_prepare(ssmtune_runtime* rt, const ssmtune_step_args* layout,
+                                    ssmtune_step_plan** out) {
+  if (out == nullptr) return null_arg("out");
+  *out = nullptr;
+  if (rt == nullptr) return null_arg("runtime");
+  if (layout == nullptr) return null_arg("layout");
+  auto call = rt->rt->prepare_step(*layout);
+  if (!call) return to_c(call.status());
+  *out = reinterpret_cast<ssmtune_step_plan*>(const_cast<ssmtune::PreparedStepCall*>(*call));
+  return to_c(ssmtune::Status::ok());
+}
+
+ssmtune_status ssmtune_step_launch(const ssmtune_step_plan* plan, const void* const* ptrs,
+                                   void* stream) {
+  if (plan == nullptr) return null_arg("plan");
+  if (ptrs == nullptr) return null_arg("ptrs");
+  const auto* call = step_call(plan);
+  return launch_status(call->owner()->launch_step(*call, ptrs, stream));
+}
+
+ssmtune_status ssmtune_step_plan_explain(const ssmtune_step_plan* plan, char* buf, size_t len) {
+  if (plan == nullptr) return null_arg("plan");
+  if (buf == nullptr || len == 0) return null_arg("buf");
+  return copy_text(ssmtune::Runtime::explain(*step_call(plan)), buf, len);
+}
+
 const char* ssmtune_version(void) { return SSMTUNE_VERSION; }
 
-int ssmtune_abi_version(void) { return 4; }
+int ssmtune_abi_version(void) { return 5; }
 
 const char* ssmtune_last_error(void) { return g_last_error.c_str(); }
 

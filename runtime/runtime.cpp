@@ -1,5 +1,5 @@
 // The library runtime: selection, per-process kernel memo, launch, for the
-// forward and the backward.
+// forward, the backward and the decode step.
 #include "ssmtune/runtime.h"
 
 #include <array>
@@ -22,6 +22,7 @@
 #include "runtime/library_tuner.h"
 #include "runtime/prepared_bwd_call.h"
 #include "runtime/prepared_call.h"
+#include "runtime/prepared_step_call.h"
 #include "runtime/saved_states.h"
 #include "runtime/selector.h"
 #include "tuner/bwd/family.h"
@@ -29,6 +30,8 @@
 #include "tuner/fwd/family.h"
 #include "tuner/fwd/runner.h"
 #include "tuner/session.h"
+#include "tuner/step/family.h"
+#include "tuner/step/runner.h"
 
 namespace ssmtune {
 namespace {
@@ -50,6 +53,14 @@ ProblemId id_of(const bwd::BwdProblem& p) {
   ProblemId id = id_of(p.fwd);
   id[5] |= int64_t{p.has_dlast} << 16;
   return id;
+}
+
+ProblemId id_of(const step::StepProblem& p) {
+  const int64_t flags = (int64_t{p.has_d} << 0) | (int64_t{p.has_z} << 1) |
+                        (int64_t{p.has_dt_bias} << 2) | (int64_t{p.softplus} << 3) |
+                        (int64_t{p.has_indices} << 4) | (static_cast<int64_t>(p.dtype) << 8) |
+                        (static_cast<int64_t>(p.state_dtype) << 12);
+  return {p.batch, p.heads, p.headdim, p.dstate, p.groups, flags};
 }
 
 // Compiled kernels per problem. Entries live on the heap and are never
@@ -170,13 +181,16 @@ struct Runtime::Impl {
   // $SSMTUNE_FORCE_CONFIG: one config for every problem of its family.
   std::optional<FwdConfig> forced;
   std::optional<bwd::BwdConfig> forced_bwd;
+  std::optional<step::StepConfig> forced_step;
 
   KernelMemo<ConfigChoice, FwdKernel> fwd_kernels;
   KernelMemo<BwdChoice, bwd::BwdKernel> bwd_kernels;
+  KernelMemo<StepChoice, step::StepKernel> step_kernels;
   std::mutex compile_mu;  // one compilation at a time per runtime
 
   PlanCache<PreparedCall> fwd_plans;
   PlanCache<PreparedBwdCall> bwd_plans;
+  PlanCache<PreparedStepCall> step_plans;
   // The saving variants of forward kernels (training: they write the
   // backward's states), by the plain kernel they vary (one per problem and
   // config; the entry keeps it alive, so its address is not reused): found
@@ -203,8 +217,14 @@ struct Runtime::Impl {
     std::lock_guard<std::mutex> lock(db_mu);
     return choose_bwd_config(layers(), device, versions, p);
   }
+  Result<StepChoice> choose(const step::StepProblem& p) {
+    if (forced_step) return forced_choice<StepChoice>(*forced_step);
+    std::lock_guard<std::mutex> lock(db_mu);
+    return choose_step_config(layers(), device, versions, p);
+  }
   bool is_forced(const FwdProblem&) const { return forced.has_value(); }
   bool is_forced(const bwd::BwdProblem&) const { return forced_bwd.has_value(); }
+  bool is_forced(const step::StepProblem&) const { return forced_step.has_value(); }
 
   template <typename Choice, typename Config>
   static Choice forced_choice(const Config& config) {
@@ -223,6 +243,12 @@ struct Runtime::Impl {
     SSMTUNE_ASSIGN_OR_RETURN(bwd::BwdKernel k, bwd::build_bwd_kernel(*compiler, p, c, device.arch(),
                                                                      device.max_shared_per_block));
     return std::make_shared<bwd::BwdKernel>(std::move(k));
+  }
+  Result<std::shared_ptr<step::StepKernel>> build(const step::StepProblem& p,
+                                                  const step::StepConfig& c) {
+    SSMTUNE_ASSIGN_OR_RETURN(step::StepKernel k,
+                             step::build_step_kernel(*compiler, p, c, device.arch()));
+    return std::make_shared<step::StepKernel>(std::move(k));
   }
 
   // The saving variant of a prepared forward's kernel: compiled (or loaded
@@ -268,6 +294,9 @@ struct Runtime::Impl {
   static FirstUseResult tune_once(LibraryTuner& t, const bwd::BwdProblem& p, double s) {
     return t.tune_on_first_use(bwd_family(), BwdFamilyProblem(p), s);
   }
+  static FirstUseResult tune_once(LibraryTuner& t, const step::StepProblem& p, double s) {
+    return t.tune_on_first_use(step_family(), StepFamilyProblem(p), s);
+  }
 
   // Tunes `p` in this process (configs in worker processes), then selects
   // again; a failed tune keeps the earlier choice and says why in its reason.
@@ -289,8 +318,10 @@ struct Runtime::Impl {
   void forget(const std::string& problem_key) {
     if (auto fwd = FwdProblem::from_key(problem_key)) fwd_kernels.retire(id_of(*fwd));
     if (auto bwd = bwd::BwdProblem::from_key(problem_key)) bwd_kernels.retire(id_of(*bwd));
+    if (auto st = step::StepProblem::from_key(problem_key)) step_kernels.retire(id_of(*st));
     fwd_plans.retire(problem_key);
     bwd_plans.retire(problem_key);
+    step_plans.retire(problem_key);
   }
 
   // What explain says: the choice this process runs, which may predate newer
@@ -325,6 +356,7 @@ Result<std::unique_ptr<Runtime>> Runtime::create(const RuntimeOptions& o) {
       return Status::invalid_argument("$SSMTUNE_FORCE_CONFIG: " + forced.status().message());
     impl->forced = forced->fwd;
     impl->forced_bwd = forced->bwd;
+    impl->forced_step = forced->step;
   }
   if (o.use_db) {
     // A list: the local database, then read-only shared layers (which must exist).
@@ -498,6 +530,44 @@ std::string Runtime::explain(const PreparedBwdCall& call) {
 Result<std::string> Runtime::explain_bwd(const ssmtune_bwd_args& args) {
   SSMTUNE_ASSIGN_OR_RETURN(BwdCallProblem call, read_bwd_call(args));
   return impl_->explain(impl_->bwd_kernels, call.problem);
+}
+
+// ---- decode step ----
+
+Status Runtime::selective_state_update(const ssmtune_step_args& args, void* stream) {
+  SSMTUNE_ASSIGN_OR_RETURN(StepCallProblem call, read_step_call(args));
+  SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
+  SSMTUNE_ASSIGN_OR_RETURN(const auto* e, impl_->entry_for(impl_->step_kernels, call.problem));
+  return e->kernel->launch(step::make_params(call.problem, call.tensors, e->choice.config),
+                           static_cast<CUstream>(stream));
+}
+
+Result<std::string> Runtime::explain_step(const ssmtune_step_args& args) {
+  SSMTUNE_ASSIGN_OR_RETURN(StepCallProblem call, read_step_call(args));
+  return impl_->explain(impl_->step_kernels, call.problem);
+}
+
+Result<const PreparedStepCall*> Runtime::prepare_step(const ssmtune_step_args& layout) {
+  return impl_->step_plans.get(
+      step_layout_key(layout), [&]() -> Result<std::unique_ptr<PreparedStepCall>> {
+        SSMTUNE_ASSIGN_OR_RETURN(StepCallProblem call, read_step_layout(layout));
+        SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
+        SSMTUNE_ASSIGN_OR_RETURN(const auto* e,
+                                 impl_->entry_for(impl_->step_kernels, call.problem));
+        return std::make_unique<PreparedStepCall>(this, std::move(call), e->choice, e->kernel);
+      });
+}
+
+Status Runtime::launch_step(const PreparedStepCall& call, const void* const* ptrs, void* stream) {
+  if (call.owner() != this)
+    return Status::invalid_argument("the prepared step belongs to another runtime");
+  SSMTUNE_ASSIGN_OR_RETURN(ssmtune_kernels::SsmStepParams params, call.bind(ptrs));
+  SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
+  return call.kernel().launch(params, static_cast<CUstream>(stream));
+}
+
+std::string Runtime::explain(const PreparedStepCall& call) {
+  return choice_text(call.problem().key(), call.choice(), true);
 }
 
 }  // namespace ssmtune

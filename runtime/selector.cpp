@@ -8,6 +8,7 @@
 
 #include "tuner/bwd/family.h"
 #include "tuner/fwd/family.h"
+#include "tuner/step/family.h"
 
 namespace ssmtune {
 
@@ -218,6 +219,16 @@ Result<BwdChoice> choose_bwd_config(cache::TuningDb* db, const jit::DeviceInfo& 
   return choose_bwd_config(one_layer(db), device, versions, p);
 }
 
+Result<StepChoice> choose_step_config(const std::vector<cache::DbLayer>& layers,
+                                      const jit::DeviceInfo& device, const Versions& versions,
+                                      const step::StepProblem& p) {
+  SSMTUNE_RETURN_IF_ERROR(p.validate());
+  SSMTUNE_ASSIGN_OR_RETURN(
+      FamilyChoice f,
+      choose_family_config(layers, step_family(), StepFamilyProblem(p), device, versions));
+  return typed<step::StepConfig>(f);
+}
+
 Result<ForcedConfigs> parse_forced_configs(const std::string& text) {
   ForcedConfigs out;
   size_t start = 0;
@@ -228,15 +239,20 @@ Result<ForcedConfigs> parse_forced_configs(const std::string& text) {
     if (key.empty()) continue;
     auto f = FwdConfig::from_key(key);
     auto b = bwd::BwdConfig::from_key(key);
-    if (!f && !b)
+    auto st = step::StepConfig::from_key(key);
+    if (!f && !b && !st)
       return Status::invalid_argument("'" + key + "' is neither a forward config (" +
                                       f.status().message() + ") nor a backward one (" +
-                                      b.status().message() + ")");
-    if ((f && out.fwd) || (b && out.bwd))
+                                      b.status().message() + ") nor a step one (" +
+                                      st.status().message() + ")");
+    if ((f && out.fwd) || (b && out.bwd) || (st && out.step))
       return Status::invalid_argument("'" + key + "': a second config for the " +
-                                      (f ? "forward" : "backward"));
+                                      (f   ? "forward"
+                                       : b ? "backward"
+                                           : "step"));
     if (f) out.fwd = *f;
     if (b) out.bwd = *b;
+    if (st) out.step = *st;
   }
   return out;
 }

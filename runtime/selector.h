@@ -27,6 +27,7 @@
 #include "tuner/family.h"
 #include "tuner/fwd/config.h"
 #include "tuner/fwd/problem.h"
+#include "tuner/step/config.h"
 
 namespace ssmtune {
 
@@ -53,6 +54,7 @@ struct TypedChoice {
 };
 using ConfigChoice = TypedChoice<FwdConfig>;  // the forward's
 using BwdChoice = TypedChoice<bwd::BwdConfig>;
+using StepChoice = TypedChoice<step::StepConfig>;
 
 // A choice for a problem of any family: the config key and how it was found.
 struct FamilyChoice {
@@ -95,11 +97,17 @@ Result<BwdChoice> choose_bwd_config(const std::vector<cache::DbLayer>& layers,
                                     const jit::DeviceInfo& device, const Versions& versions,
                                     const bwd::BwdProblem& p);
 
+// The decode step's ("step:" entries), typed.
+Result<StepChoice> choose_step_config(const std::vector<cache::DbLayer>& layers,
+                                      const jit::DeviceInfo& device, const Versions& versions,
+                                      const step::StepProblem& p);
+
 // $SSMTUNE_FORCE_CONFIG: comma-separated config keys, at most one per
 // family, each forcing every problem of its family to run it.
 struct ForcedConfigs {
   std::optional<FwdConfig> fwd;
   std::optional<bwd::BwdConfig> bwd;
+  std::optional<step::StepConfig> step;
 };
 Result<ForcedConfigs> parse_forced_configs(const std::string& text);
 

@@ -1,6 +1,7 @@
 // ssmtune's C++ API: a Runtime owns device 0's context, the tuning
 // database (for selection) and its cubin cache, and the kernels compiled so
-// far; selective_scan_fwd and selective_scan_bwd validate the call, pick a
+// far; selective_scan_fwd, selective_scan_bwd and selective_state_update
+// (the decode step) validate the call, pick a
 // config (exact tuned entry, nearest tuned shape, or the family's built-in
 // default), compile it once per process (or load its cubin from the
 // database), and launch it.
@@ -19,9 +20,10 @@
 
 namespace ssmtune {
 
-class PreparedCall;     // runtime/prepared_call.h
-class PreparedBwdCall;  // runtime/prepared_bwd_call.h
-struct TuneOptions;     // tuner/session.h
+class PreparedCall;      // runtime/prepared_call.h
+class PreparedBwdCall;   // runtime/prepared_bwd_call.h
+class PreparedStepCall;  // runtime/prepared_step_call.h
+struct TuneOptions;      // tuner/session.h
 struct TuneReport;
 struct TuneEvent;
 
@@ -98,6 +100,15 @@ class Runtime {
   Status launch_bwd(const PreparedBwdCall& call, const void* const* ptrs, void* scratch,
                     void* stream, const void* states, int interval);
   static std::string explain(const PreparedBwdCall& call);
+
+  // The decode step (C ABI: ssmtune_selective_state_update): the state
+  // updated in place, out written; prepared steps with the forward's
+  // contract (no scratch; a launch enqueues one kernel).
+  Status selective_state_update(const ssmtune_step_args& args, void* stream);
+  Result<std::string> explain_step(const ssmtune_step_args& args);
+  Result<const PreparedStepCall*> prepare_step(const ssmtune_step_args& layout);
+  Status launch_step(const PreparedStepCall& call, const void* const* ptrs, void* stream);
+  static std::string explain(const PreparedStepCall& call);
 
   // Tunes a problem (a key of any family, e.g. "fwd:b2.d64.l256.n4.g1.fp32.vB.vC")
   // on this runtime's device into its database, in this process with

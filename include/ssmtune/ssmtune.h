@@ -31,7 +31,13 @@ typedef enum {
   SSMTUNE_ERROR_INTERNAL = 10
 } ssmtune_status;
 
-typedef enum { SSMTUNE_FP32 = 0, SSMTUNE_FP16 = 1, SSMTUNE_BF16 = 2 } ssmtune_dtype;
+typedef enum {
+  SSMTUNE_FP32 = 0,
+  SSMTUNE_FP16 = 1,
+  SSMTUNE_BF16 = 2,
+  SSMTUNE_INT32 = 3, /* the decode step's state indices only */
+  SSMTUNE_INT64 = 4
+} ssmtune_dtype;
 
 /* A device tensor: shape and strides in elements; data NULL when absent. */
 typedef struct {
@@ -223,8 +229,56 @@ ssmtune_status ssmtune_bwd_launch_saved(const ssmtune_bwd_plan* plan, const void
                                         void* scratch, const void* states, int interval,
                                         void* stream);
 
-/* The library's version ("0.1.0") and the C ABI's revision (4: states
- * saved by the forward for the backward; 3: the backward). */
+/* ---- The decode step -------------------------------------------------
+ * mamba_ssm's selective_state_update: one token through the SSM, the state
+ * updated in place. Channels are (head, p < headdim); Mamba-1 is one head.
+ * state: (rows, heads, headdim, dstate) fp32, fp16 or bf16, read and
+ * written; rows = batch without state_indices. x, dt, z, out: (batch,
+ * heads, headdim), one dtype; A: (heads, headdim, dstate) fp32; B, C:
+ * (batch, groups, dstate) in x's dtype, groups dividing heads; D, dt_bias:
+ * (heads, headdim) fp32 or x's dtype; state_indices: (batch,) SSMTUNE_INT32
+ * or SSMTUNE_INT64, the state row of each batch entry (a negative one is
+ * padding: out = 0, no state touched; one past the rows is the caller's
+ * bug). Any strides >= 0 (0 broadcasts an input, e.g. Mamba-2's tied head
+ * dims); the state and out need one element per index. D, z, dt_bias and
+ * state_indices are optional (data NULL). */
+typedef struct {
+  ssmtune_tensor state, x, dt, A, B, C, D, z, dt_bias, out, state_indices;
+  int32_t dt_softplus;
+} ssmtune_step_args;
+
+enum {
+  SSMTUNE_STEP_STATE = 0,
+  SSMTUNE_STEP_X = 1,
+  SSMTUNE_STEP_DT = 2,
+  SSMTUNE_STEP_A = 3,
+  SSMTUNE_STEP_B = 4,
+  SSMTUNE_STEP_C = 5,
+  SSMTUNE_STEP_D = 6,
+  SSMTUNE_STEP_Z = 7,
+  SSMTUNE_STEP_DT_BIAS = 8,
+  SSMTUNE_STEP_OUT = 9,
+  SSMTUNE_STEP_STATE_INDICES = 10,
+  SSMTUNE_STEP_NUM_TENSORS = 11
+};
+
+ssmtune_status ssmtune_selective_state_update(ssmtune_runtime* rt, const ssmtune_step_args* args,
+                                              void* stream);
+ssmtune_status ssmtune_explain_step(ssmtune_runtime* rt, const ssmtune_step_args* args, char* buf,
+                                    size_t len);
+
+/* Prepared steps, with the forward's contract (a decode loop calls one
+ * layout per layer and token): a launch checks its pointers and enqueues
+ * one kernel; no scratch, capture-safe. */
+typedef struct ssmtune_step_plan ssmtune_step_plan;
+ssmtune_status ssmtune_step_prepare(ssmtune_runtime* rt, const ssmtune_step_args* layout,
+                                    ssmtune_step_plan** out);
+ssmtune_status ssmtune_step_launch(const ssmtune_step_plan* plan, const void* const* ptrs,
+                                   void* stream);
+ssmtune_status ssmtune_step_plan_explain(const ssmtune_step_plan* plan, char* buf, size_t len);
+
+/* The library's version ("0.1.0") and the C ABI's revision (5: the decode
+ * step; 4: states saved by the forward for the backward; 3: the backward). */
 const char* ssmtune_version(void);
 int ssmtune_abi_version(void);
 

@@ -132,6 +132,17 @@ double StepProblem::min_bytes() const {
 
 bool operator==(const StepProblem& a, const StepProblem& b) { return a.key() == b.key(); }
 
+TensorArg index_words(const IndexArg& ix) {
+  TensorArg w;
+  w.data = ix.data;
+  if (!ix.present()) return w;
+  w.dtype = DType::kF32;
+  w.rank = 1;
+  w.shape[0] = ix.size * (ix.bytes / 4);
+  w.stride[0] = 1;
+  return w;
+}
+
 Status validate_step_tensors(const StepProblem& p, const StepTensors& t) {
   SSMTUNE_RETURN_IF_ERROR(p.validate());
   const DType dt = p.dtype, f32 = DType::kF32;
@@ -191,16 +202,10 @@ Status validate_step_tensors(const StepProblem& p, const StepTensors& t) {
                                       " is not aligned to " + std::to_string(ix.bytes) + " bytes");
     }
   }
-  // The indices as 4-byte words, for the overlap check only.
-  TensorArg words;
+  const TensorArg words = index_words(ix);
   std::vector<TensorRule> all = rules;
-  if (ix.present()) {
-    words.data = ix.data;
-    words.rank = 1;
-    words.shape[0] = p.batch * (ix.bytes / 4);
-    words.stride[0] = 1;
+  if (ix.present())
     all.push_back({"state_indices", &words, true, nullptr, {f32}, "", {}, false, true});
-  }
   return check_no_overlap(all);
 }
 

@@ -57,6 +57,10 @@ struct IndexArg {
   bool present() const { return data != nullptr; }
 };
 
+// The indices as the 4-byte words they span, as a TensorArg (absent when
+// they are): for the overlap and pointer checks, which take TensorArgs.
+TensorArg index_words(const IndexArg& ix);
+
 // state (rows, heads, headdim, dstate) in the state dtype, read and written
 // in place (rows = batch without indices); x, dt, z (batch, heads, headdim)
 // and B, C (batch, groups, dstate) in the input dtype; A (heads, headdim,
