@@ -61,7 +61,7 @@ Result<ssmtune_kernels::SsmStepParams> PreparedStepCall::bind(const void* const*
       return Status::invalid_argument("state_indices: pointer is not aligned to " +
                                       std::to_string(t.state_indices.bytes) + " bytes");
   }
-  return step::make_params(layout_.problem, t, kernel_->config());
+  return step::make_params(layout_.problem, t, choice_.config);
 }
 
 }  // namespace ssmtune

@@ -98,7 +98,7 @@ TEST_CASE("C ABI: the backward's pointer order is its struct's field order", "[r
 
 TEST_CASE("C ABI: version", "[runtime]") {
   CHECK(std::string(ssmtune_version()) == "0.1.0");
-  CHECK(ssmtune_abi_version() == 4);
+  CHECK(ssmtune_abi_version() == 5);
 }
 
 TEST_CASE("C ABI: without a driver, create says so", "[runtime]") {
