@@ -309,12 +309,73 @@ PyObject* bwd_states_interval(PyObject*, PyObject* arg) {
   return PyLong_FromLong(ssmtune_bwd_plan_states_interval(static_cast<ssmtune_bwd_plan*>(plan)));
 }
 
+// step_prepare(runtime: int, layout: tuple[int, ...]) -> int (the plan)
+// layout: the forward's form over the 11 tensors of ssmtune_step_args
+// (state_indices with dtype 3 or 4: int32, int64), then dt_softplus: 111 ints.
+PyObject* step_prepare(PyObject*, PyObject* const* args, Py_ssize_t n) {
+  if (n != 2) {
+    PyErr_SetString(PyExc_TypeError, "step_prepare(runtime, layout) takes 2 arguments");
+    return nullptr;
+  }
+  void* rt;
+  if (!as_pointer(args[0], &rt)) return nullptr;
+  ssmtune_step_args a{};
+  ssmtune_tensor* slots[SSMTUNE_STEP_NUM_TENSORS] = {
+      &a.state, &a.x, &a.dt, &a.A, &a.B, &a.C, &a.D, &a.z, &a.dt_bias, &a.out, &a.state_indices};
+  if (!read_layout("step_prepare", args[1], slots, SSMTUNE_STEP_NUM_TENSORS, &a.dt_softplus))
+    return nullptr;
+  ssmtune_step_plan* plan = nullptr;
+  ssmtune_status s;
+  PyThreadState* ts = PyEval_SaveThread();  // compiling may take seconds
+  s = ssmtune_step_prepare(static_cast<ssmtune_runtime*>(rt), &a, &plan);
+  PyEval_RestoreThread(ts);
+  if (s != SSMTUNE_OK) return raise_status(s);
+  return from_pointer(plan);
+}
+
+PyObject* step_explain(PyObject*, PyObject* arg) {
+  void* plan;
+  if (!as_plan(arg, &plan)) return nullptr;
+  char buf[4096];
+  const ssmtune_status s =
+      ssmtune_step_plan_explain(static_cast<ssmtune_step_plan*>(plan), buf, sizeof buf);
+  if (s != SSMTUNE_OK) return raise_status(s);
+  return PyUnicode_FromString(buf);
+}
+
+// step_launch(plan, state, x, dt, A, B, C, D, z, dt_bias, out, state_indices,
+//             stream) -> None; pointers are ints (0 or None: absent).
+// Enqueues one kernel; the GIL is kept.
+PyObject* step_launch(PyObject*, PyObject* const* args, Py_ssize_t n) {
+  constexpr Py_ssize_t kArgs = SSMTUNE_STEP_NUM_TENSORS + 2;
+  if (n != kArgs) {
+    PyErr_Format(PyExc_TypeError,
+                 "step_launch(plan, 11 pointers, stream) takes %zd arguments, "
+                 "got %zd",
+                 kArgs, n);
+    return nullptr;
+  }
+  void* p[kArgs];
+  for (Py_ssize_t i = 1; i < kArgs; ++i)
+    if (!as_pointer(args[i], &p[i])) return nullptr;
+  if (!as_plan(args[0], &p[0])) return nullptr;
+  const ssmtune_status s =
+      ssmtune_step_launch(static_cast<ssmtune_step_plan*>(p[0]), p + 1, p[kArgs - 1]);
+  if (s != SSMTUNE_OK) return raise_status(s);
+  Py_RETURN_NONE;
+}
+
 template <typename F>
 PyCFunction fastcall(F f) {  // through void(*)(): the cast PyMethodDef wants, without a warning
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
 }
 
 PyMethodDef kMethods[] = {
+    {"step_prepare", fastcall(step_prepare), METH_FASTCALL,
+     "step_prepare(runtime, layout) -> plan (cached per layout by the runtime)"},
+    {"step_explain", step_explain, METH_O, "step_explain(plan) -> str"},
+    {"step_launch", fastcall(step_launch), METH_FASTCALL,
+     "step_launch(plan, state, x, dt, A, B, C, D, z, dt_bias, out, state_indices, stream)"},
     {"version", version, METH_NOARGS, "The library's version."},
     {"abi_version", abi_version, METH_NOARGS, "The C ABI's revision."},
     {"last_error", last_error, METH_NOARGS, "This thread's last error message."},

@@ -18,7 +18,11 @@ SLOTS = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias", "h0", "out", "out_
 BWD_NUM_TENSORS = 21
 BWD_SLOTS = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias", "h0", "out", "dout", "dlast",
              "du", "ddelta", "dA", "dB", "dC", "dD", "dz", "ddelta_bias", "dh0")
-_FAMILY_SLOTS = {"fwd": SLOTS, "bwd": BWD_SLOTS}
+# ssmtune_step_args' tensors in SSMTUNE_STEP_* order (state_indices with dtype
+# INT32 or INT64).
+STEP_SLOTS = ("state", "x", "dt", "A", "B", "C", "D", "z", "dt_bias", "out", "state_indices")
+INT32, INT64 = 3, 4
+_FAMILY_SLOTS = {"fwd": SLOTS, "bwd": BWD_SLOTS, "step": STEP_SLOTS}
 
 
 def contiguous_strides(shape):
@@ -38,9 +42,23 @@ def bc_meta(shape, strides):
     return tuple(shape), tuple(strides)
 
 
+def headed(shape, strides, rank, at):
+    """A step tensor in the C ABI's headed form: mamba_ssm's one-head forms
+    (state (batch, dim, dstate), x (batch, dim), A (dim, dstate), B
+    (batch, dstate), D (dim,)) get a dimension of one (its stride 0) inserted
+    at `at`; a tensor already of `rank` passes through."""
+    shape, strides = tuple(shape), tuple(strides)
+    if len(shape) == rank:
+        return shape, strides
+    if len(shape) != rank - 1:
+        raise ValueError(f"ssmtune: expected rank {rank - 1} or {rank}, got shape {shape}")
+    return shape[:at] + (1,) + shape[at:], strides[:at] + (0,) + strides[at:]
+
+
 def layout(metas, delta_softplus, slots=SLOTS):
     """The tuple for fwd_prepare (121 ints from 12 (dtype, shape, strides) or
-    None) or, with slots=BWD_SLOTS, for bwd_prepare (211 ints from 21)."""
+    None), with slots=BWD_SLOTS for bwd_prepare (211 ints from 21), with
+    slots=STEP_SLOTS for step_prepare (111 ints from 11)."""
     if len(metas) != len(slots):
         raise ValueError(f"ssmtune: expected {len(slots)} tensor descriptions, got {len(metas)}")
     out = []
@@ -73,7 +91,7 @@ class PlanCache:
 
     def __init__(self, ext, family="fwd"):
         if family not in _FAMILY_SLOTS:
-            raise ValueError(f"ssmtune: unknown kernel family {family!r} (fwd or bwd)")
+            raise ValueError(f"ssmtune: unknown kernel family {family!r} (fwd, bwd or step)")
         self._ext = ext  # a function returning the extension module (loaded on first use)
         self._family = family
         self._slots = _FAMILY_SLOTS[family]
@@ -88,6 +106,9 @@ class PlanCache:
         if self._family == "fwd":
             plan = ext.fwd_prepare(runtime, layout(metas, delta_softplus))
             entry = (plan, ext.fwd_scratch_bytes(plan), extra)
+        elif self._family == "step":
+            plan = ext.step_prepare(runtime, layout(metas, delta_softplus, STEP_SLOTS))
+            entry = (plan, 0, extra)
         else:
             plan = ext.bwd_prepare(runtime, layout(metas, delta_softplus, BWD_SLOTS))
             entry = (plan, ext.bwd_scratch_bytes(plan), extra, ext.bwd_states_interval(plan),

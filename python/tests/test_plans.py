@@ -117,3 +117,40 @@ def test_bwd_cache_prepares_backward_plans():
     assert cache.get("k") is e
     with pytest.raises(ValueError, match="unknown kernel family"):
         _plans.PlanCache(lambda: fake, "sideways")
+
+
+def test_headed_inserts_the_missing_head_or_group_dimension():
+    # Mamba-1's forms get a dimension of one (stride 0) where the heads form has one.
+    assert _plans.headed((4, 64, 16), (1024, 16, 1), 4, 1) == ((4, 1, 64, 16), (1024, 0, 16, 1))
+    assert _plans.headed((4, 64), (64, 1), 3, 1) == ((4, 1, 64), (64, 0, 1))
+    assert _plans.headed((64, 16), (16, 1), 3, 0) == ((1, 64, 16), (0, 16, 1))
+    assert _plans.headed((64,), (1,), 2, 0) == ((1, 64), (0, 1))
+    # Already headed (Mamba-2): as given, broadcast strides kept.
+    assert _plans.headed((8, 64, 128), (1, 0, 0), 3, 0) == ((8, 64, 128), (1, 0, 0))
+    assert _plans.headed((5,), (1,), 1, 0) == ((5,), (1,))
+    with pytest.raises(ValueError, match="expected rank 3 or 4"):
+        _plans.headed((4,), (1,), 4, 1)
+
+
+class FakeStepExt:
+    def __init__(self):
+        self.prepared = []
+
+    def step_prepare(self, runtime, layout):
+        self.prepared.append(layout)
+        return 3001
+
+
+def test_step_cache_prepares_step_plans():
+    fake = FakeStepExt()
+    cache = _plans.PlanCache(lambda: fake, "step")
+    metas = [None] * 11
+    metas[0] = (_plans.FP32, (2, 1, 64, 16), (1024, 0, 16, 1))
+    metas[10] = (_plans.INT32, (2,), (1,))
+    e = cache.prepare("k", 7, metas, True, extra=0)
+    assert e == (3001, 0, 0)
+    layout = fake.prepared[0]
+    assert len(layout) == 111 and layout[-1] == 1
+    assert layout[:10] == (4, _plans.FP32, 2, 1, 64, 16, 1024, 0, 16, 1)
+    assert layout[100:102] == (1, _plans.INT32)
+    assert cache.get("k") is e
