@@ -18,7 +18,7 @@ __device__ __forceinline__ void dy_group(float (&g)[4], const float (&z)[4], con
                                          float (&dz)[4]) {
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
-    const float sg = 1.0f / (1.0f + expf(-z[j]));
+    const float sg = sigmoid_fast(z[j]);
     dz[j] = g[j] * y[j] * sg * (1.0f + z[j] * (1.0f - sg));
     g[j] *= z[j] * sg;
   }
@@ -458,7 +458,7 @@ __device__ __forceinline__ void bwd_write_chunk(const SsmBwdParams& p, const Til
       if constexpr (Tr::kHasD) du[j] = fmaf(dd_w, dy[j], du[j]);
       dd[j] = fmaf(u[j], sb[j], sa[j]);
       // softplus'(x) = sigmoid(x) = 1 - exp(-softplus(x)); 1 above 20.
-      if constexpr (Tr::kSoftplus) dd[j] *= -expm1f(-dt[j]);
+      if constexpr (Tr::kSoftplus) dd[j] *= softplus_grad(dt[j]);
       if (j < valid) {
         part_d = fmaf(dy[j], u[j], part_d);
         part_bias += dd[j];

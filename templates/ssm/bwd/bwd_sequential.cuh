@@ -146,22 +146,27 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
     ahead.load(f, tile, (j_end - 1) * Tr::kChunk, chunk_len(j_end - 1));
     ahead_dy.load(p, tile, (j_end - 1) * Tr::kChunk, chunk_len(j_end - 1));
   }
-  for (int j = j_end - 1; j >= j_begin; --j) {
-    const int t0 = j * Tr::kChunk;
-    const int len = chunk_len(j);
-    // The state entering the chunk first: its loads are in flight while the
-    // staged rows are written (h is free here: the previous chunk's reverse
-    // walk reads the history, not h). The next chunk's rows are read once
-    // this chunk's forward is done, so the registers they take are not held
-    // across it (H200, run AG, both changes together: (8,1536,2048,16) bf16
-    // with the block's flags and saved states 0.998 -> 0.985 ms,
-    // (16,4096,2048,16) 4.643 -> 4.569).
-    if (j == j_begin) {
+  // h = the state entering chunk jj (its checkpoint, or the start state).
+  auto load_state = [&](int jj) {
+    if (jj == j_begin) {
       start_state();
     } else {
 #pragma unroll
-      for (int q = 0; q < kCount; ++q) h[q] = real(q) ? ckpt[ckpt_index(j, q)] : AccT(0);
+      for (int q = 0; q < kCount; ++q) h[q] = real(q) ? ckpt[ckpt_index(jj, q)] : AccT(0);
     }
+  };
+  // The state entering a chunk is read as soon as h is free: once the
+  // previous chunk's forward is done (its reverse walk reads the history,
+  // not h), so the loads are in flight across that reverse walk, the
+  // writes and the staging (run AG had them at the chunk's top, in flight
+  // across the staging only). The next chunk's rows are read at the same
+  // point, so the registers they take are not held across the forward (H200,
+  // run AG: (8,1536,2048,16) bf16 with the block's flags and saved states
+  // 0.998 -> 0.985 ms, (16,4096,2048,16) 4.643 -> 4.569).
+  load_state(j_end - 1);
+  for (int j = j_end - 1; j >= j_begin; --j) {
+    const int t0 = j * Tr::kChunk;
+    const int len = chunk_len(j);
     __syncthreads();  // the previous chunk's smem is consumed
     if constexpr (kReadAhead) {
       ahead.commit(f, tile, len, smem, L.chunk);
@@ -172,8 +177,9 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
     }
     __syncthreads();
     bwd_forward_chunk<Tr>(cs, h, c, s, len, smem, L.chunk, hist);
-    if constexpr (kReadAhead) {
-      if (j > j_begin) {
+    if (j > j_begin) {
+      load_state(j - 1);
+      if constexpr (kReadAhead) {
         ahead.load(f, tile, t0 - Tr::kChunk, Tr::kChunk);
         ahead_dy.load(p, tile, t0 - Tr::kChunk, Tr::kChunk);
       }

@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(kBwdStateSumThreads) ssm_bwd_state_sum(const S
       if constexpr (Tr::kHasD) du[k] = fmaf(dd_w, dy[k], du[k]);
       dd[k] = fmaf(uv[k], s_bk, static_cast<float>(sa));
       // softplus'(x) = sigmoid(x) = 1 - exp(-softplus(x)).
-      if constexpr (Tr::kSoftplus) dd[k] *= -expm1f(-dt);
+      if constexpr (Tr::kSoftplus) dd[k] *= softplus_grad(dt);
       if (k < valid) part_bias += static_cast<AccT>(dd[k]);
     }
     store4<InT>(p.du, b * p.du_batch_stride + d * p.du_dim_stride + t, valid, vec, du);

@@ -386,7 +386,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
           if constexpr (Tr::kHasD) du[k] = fmaf(dd_w, dy[i + k], du[k]);
           dd[k] = fmaf(u, s_bk, static_cast<float>(sa[i + k]));
           // softplus'(x) = sigmoid(x) = 1 - exp(-softplus(x)).
-          if constexpr (Tr::kSoftplus) dd[k] *= -expm1f(-dt);
+          if constexpr (Tr::kSoftplus) dd[k] *= softplus_grad(dt);
           if (k < valid) {
             part_d += static_cast<AccT>(dy[i + k] * u);
             part_bias += static_cast<AccT>(dd[k]);
