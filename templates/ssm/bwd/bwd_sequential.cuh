@@ -158,15 +158,21 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
   // The state entering a chunk is read as soon as h is free: once the
   // previous chunk's forward is done (its reverse walk reads the history,
   // not h), so the loads are in flight across that reverse walk, the
-  // writes and the staging (run AG had them at the chunk's top, in flight
-  // across the staging only). The next chunk's rows are read at the same
-  // point, so the registers they take are not held across the forward (H200,
-  // run AG: (8,1536,2048,16) bf16 with the block's flags and saved states
-  // 0.998 -> 0.985 ms, (16,4096,2048,16) 4.643 -> 4.569).
-  load_state(j_end - 1);
+  // writes and the staging. H200, saved states, against reading it at the
+  // chunk's top: (4,5120,8192,16) bf16 with the block's flags 7.11 -> 6.21
+  // ms, (8,1536,2048,16) fp32 0.797 -> 0.771, bf16 with the flags (3
+  // blocks an SM) 0.930 -> 0.940. Where fp32 rows are read ahead at 4
+  // blocks of 128 threads (128 registers), h held across the walk spills:
+  // there it is read at the chunk's top. The next chunk's rows are read
+  // once this chunk's forward is done, so the registers they take are not
+  // held across it (run AG: (8,1536,2048,16) bf16 0.998 -> 0.985 ms).
+  constexpr bool kEarlyState =
+      !(kReadAhead && sizeof(typename Tr::InT) == 4 && Tr::kMinBlocks * Tr::kThreads >= 512);
+  if constexpr (kEarlyState) load_state(j_end - 1);
   for (int j = j_end - 1; j >= j_begin; --j) {
     const int t0 = j * Tr::kChunk;
     const int len = chunk_len(j);
+    if constexpr (!kEarlyState) load_state(j);
     __syncthreads();  // the previous chunk's smem is consumed
     if constexpr (kReadAhead) {
       ahead.commit(f, tile, len, smem, L.chunk);
@@ -178,7 +184,7 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
     __syncthreads();
     bwd_forward_chunk<Tr>(cs, h, c, s, len, smem, L.chunk, hist);
     if (j > j_begin) {
-      load_state(j - 1);
+      if constexpr (kEarlyState) load_state(j - 1);
       if constexpr (kReadAhead) {
         ahead.load(f, tile, t0 - Tr::kChunk, Tr::kChunk);
         ahead_dy.load(p, tile, t0 - Tr::kChunk, Tr::kChunk);
