@@ -14,6 +14,7 @@
 #include "runtime/step_call_args.h"
 #include "ssmtune/runtime.h"
 #include "support/gpu_helpers.h"
+#include "support/step_problems.h"
 #include "tuner/accuracy.h"
 #include "tuner/step/device_problem.h"
 #include "tuner/step/host_inputs.h"
@@ -24,21 +25,6 @@ namespace {
 using step::StepDeviceProblem;
 using step::StepProblem;
 using testing::require_ok;
-
-StepProblem make(int64_t batch, int64_t heads, int64_t headdim, int64_t dstate, int64_t groups,
-                 DType dt, DType st, bool flags, bool indices) {
-  StepProblem p;
-  p.batch = batch;
-  p.heads = heads;
-  p.headdim = headdim;
-  p.dstate = dstate;
-  p.groups = groups;
-  p.dtype = dt;
-  p.state_dtype = st;
-  p.has_d = p.has_z = p.has_dt_bias = p.softplus = flags;
-  p.has_indices = indices;
-  return p;
-}
 
 struct Outputs {
   std::vector<unsigned char> out, state;
@@ -71,9 +57,10 @@ TEST_CASE("the runtime's step matches fp64; the call and a prepared step agree b
   auto stream = require_ok(jit::Stream::create());
   const uint64_t seed = testing::test_seed("runtime step test");
   int index = 0;
-  for (const StepProblem& p : {make(4, 1, 1536, 16, 1, DType::kBF16, DType::kF32, true, false),
-                               make(3, 6, 64, 64, 2, DType::kF16, DType::kBF16, true, true),
-                               make(2, 1, 100, 13, 1, DType::kF32, DType::kF32, false, false)}) {
+  for (const StepProblem& p :
+       {testing::step_problem(4, 1, 1536, 16, 1, DType::kBF16, DType::kF32, true, false),
+        testing::step_problem(3, 6, 64, 64, 2, DType::kF16, DType::kBF16, true, true),
+        testing::step_problem(2, 1, 100, 13, 1, DType::kF32, DType::kF32, false, false)}) {
     INFO(p.key() << " seed " << seed + index);
     const step::StepHostInputs in = step::make_step_inputs(p, seed + index++);
     const step::StepHostOutputs ref = step::reference_step(in);

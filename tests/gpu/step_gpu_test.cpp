@@ -10,6 +10,7 @@
 
 #include "jit/compiler.h"
 #include "support/gpu_helpers.h"
+#include "support/step_problems.h"
 #include "tuner/evaluator.h"
 #include "tuner/step/family.h"
 
@@ -17,21 +18,6 @@ namespace ssmtune {
 namespace {
 
 using testing::require_ok;
-
-step::StepProblem make(int64_t batch, int64_t heads, int64_t headdim, int64_t dstate,
-                       int64_t groups, DType dt, DType st, bool flags, bool indices) {
-  step::StepProblem p;
-  p.batch = batch;
-  p.heads = heads;
-  p.headdim = headdim;
-  p.dstate = dstate;
-  p.groups = groups;
-  p.dtype = dt;
-  p.state_dtype = st;
-  p.has_d = p.has_z = p.has_dt_bias = p.softplus = flags;
-  p.has_indices = indices;
-  return p;
-}
 
 TEST_CASE("every step config matches the fp64 step on the GPU", "[gpu][step]") {
   static jit::MemoryCubinCache cache;
@@ -41,17 +27,17 @@ TEST_CASE("every step config matches the fp64 step on the GPU", "[gpu][step]") {
   const KernelFamily& family = step_family();
   const std::vector<step::StepProblem> problems = {
       // Mamba-1 decode (d_inner 1536 and 5120), bf16 with an fp32 state.
-      make(4, 1, 1536, 16, 1, DType::kBF16, DType::kF32, true, false),
-      make(64, 1, 5120, 16, 1, DType::kBF16, DType::kF32, true, false),
+      testing::step_problem(4, 1, 1536, 16, 1, DType::kBF16, DType::kF32, true, false),
+      testing::step_problem(64, 1, 5120, 16, 1, DType::kBF16, DType::kF32, true, false),
       // mamba_ssm's test grid's sizes: dim 2064 (not a multiple of a tile), dstate 32, 64.
-      make(2, 1, 2064, 32, 1, DType::kF32, DType::kF32, true, false),
-      make(2, 1, 2048, 64, 1, DType::kF16, DType::kF16, false, false),
+      testing::step_problem(2, 1, 2064, 32, 1, DType::kF32, DType::kF32, true, false),
+      testing::step_problem(2, 1, 2048, 64, 1, DType::kF16, DType::kF16, false, false),
       // Mamba-2: 24 heads of 64 over 2 groups, dstate 128; continuous batching.
-      make(8, 24, 64, 128, 2, DType::kBF16, DType::kBF16, true, true),
+      testing::step_problem(8, 24, 64, 128, 2, DType::kBF16, DType::kBF16, true, true),
       // Odd sizes, dstate 1 and 256, indices.
-      make(3, 2, 37, 7, 1, DType::kF32, DType::kBF16, true, true),
-      make(1, 1, 33, 1, 1, DType::kF16, DType::kF32, true, false),
-      make(2, 4, 16, 256, 4, DType::kF32, DType::kF32, false, false),
+      testing::step_problem(3, 2, 37, 7, 1, DType::kF32, DType::kBF16, true, true),
+      testing::step_problem(1, 1, 33, 1, 1, DType::kF16, DType::kF32, true, false),
+      testing::step_problem(2, 4, 16, 256, 4, DType::kF32, DType::kF32, false, false),
   };
   int index = 0;
   for (const step::StepProblem& p : problems) {

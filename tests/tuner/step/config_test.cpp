@@ -9,6 +9,7 @@
 
 #include "jit/compiler.h"
 #include "jit/template_sources.h"
+#include "support/step_problems.h"
 #include "tuner/step/plan.h"
 
 namespace ssmtune::step {
@@ -16,15 +17,7 @@ namespace {
 
 StepProblem problem(int64_t batch, int64_t heads, int64_t headdim, int64_t dstate, DType dt,
                     DType st) {
-  StepProblem p;
-  p.batch = batch;
-  p.heads = heads;
-  p.headdim = headdim;
-  p.dstate = dstate;
-  p.dtype = dt;
-  p.state_dtype = st;
-  p.has_d = p.has_z = p.has_dt_bias = p.softplus = true;
-  return p;
+  return testing::step_problem(batch, heads, headdim, dstate, 1, dt, st, true);
 }
 
 TEST_CASE("step config keys round-trip; malformed keys are refused", "[step]") {

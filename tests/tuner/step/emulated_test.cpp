@@ -20,6 +20,7 @@ SSMTUNE_EMULATED_KERNELS_END
 #include <cstring>
 
 #include "support/host_tensors.h"
+#include "support/step_problems.h"
 #include "tuner/accuracy.h"
 #include "tuner/step/host_inputs.h"
 #include "tuner/step/plan.h"
@@ -157,20 +158,6 @@ void check_step(StepProblem p, uint64_t seed, Layout lay = {}) {
                      1, io)[0] == 0.0);
 }
 
-StepProblem make(int64_t batch, int64_t heads, int64_t headdim, int64_t dstate, int64_t groups,
-                 DType dt, DType st, bool flags) {
-  StepProblem p;
-  p.batch = batch;
-  p.heads = heads;
-  p.headdim = headdim;
-  p.dstate = dstate;
-  p.groups = groups;
-  p.dtype = dt;
-  p.state_dtype = st;
-  p.has_d = p.has_z = p.has_dt_bias = p.softplus = flags;
-  return p;
-}
-
 template <typename InT, typename StT, int kN, int kD, int kL, int kV, bool kFlags, bool kIdx>
 using Traits = ssmtune_kernels::StepTraits<InT, StT, double, kN, kD, kL, kV, kFlags, kFlags, kFlags,
                                            kFlags, kIdx>;
@@ -178,36 +165,39 @@ using Traits = ssmtune_kernels::StepTraits<InT, StT, double, kN, kD, kL, kV, kFl
 TEST_CASE("the step kernel matches fp64: Mamba-1 layouts (emulated)", "[step][emulated]") {
   // 4 lanes of 4 states, a partial tile (headdim 12 over tiles of 8).
   check_step<Traits<float, float, 16, 8, 4, 4, true, false>>(
-      make(2, 1, 12, 16, 1, DType::kF32, DType::kF32, true), 11);
+      testing::step_problem(2, 1, 12, 16, 1, DType::kF32, DType::kF32, true), 11);
   // bf16 inputs and state: 2 lanes of 8; element-wise state rows.
   check_step<Traits<__nv_bfloat16, __nv_bfloat16, 16, 16, 2, 8, true, false>>(
-      make(2, 1, 20, 16, 1, DType::kBF16, DType::kBF16, true), 12);
+      testing::step_problem(2, 1, 20, 16, 1, DType::kBF16, DType::kBF16, true), 12);
   check_step<Traits<__nv_bfloat16, __nv_bfloat16, 16, 16, 2, 8, true, false>>(
-      make(2, 1, 20, 16, 1, DType::kBF16, DType::kBF16, true), 13, Layout{false, true, false, 3});
+      testing::step_problem(2, 1, 20, 16, 1, DType::kBF16, DType::kBF16, true), 13,
+      Layout{false, true, false, 3});
   // Odd dstate: the last lane's vector is partial; no flags; fp16 state.
   check_step<Traits<__half, __half, 13, 8, 4, 4, false, false>>(
-      make(3, 1, 8, 13, 1, DType::kF16, DType::kF16, false), 14);
+      testing::step_problem(3, 1, 8, 13, 1, DType::kF16, DType::kF16, false), 14);
   // One lane a channel over 5 passes of 1 state.
   check_step<Traits<float, float, 5, 32, 1, 1, true, false>>(
-      make(1, 1, 40, 5, 1, DType::kF32, DType::kF32, true), 15);
+      testing::step_problem(1, 1, 40, 5, 1, DType::kF32, DType::kF32, true), 15);
 }
 
 TEST_CASE("the step kernel matches fp64: heads, groups, tied dims, indices (emulated)",
           "[step][emulated]") {
   // Mamba-2: 4 heads over 2 groups, dstate 64 as 2 passes of 8 lanes x 4.
   check_step<Traits<__nv_bfloat16, float, 64, 4, 8, 4, true, false>>(
-      make(2, 4, 6, 64, 2, DType::kBF16, DType::kF32, true), 21);
+      testing::step_problem(2, 4, 6, 64, 2, DType::kBF16, DType::kF32, true), 21);
   // Tied head dims (A, dt broadcast), D and dt_bias in the input dtype.
   check_step<Traits<__nv_bfloat16, float, 64, 4, 8, 4, true, false>>(
-      make(2, 4, 6, 64, 2, DType::kBF16, DType::kF32, true), 22, Layout{true, true, false, 0});
+      testing::step_problem(2, 4, 6, 64, 2, DType::kBF16, DType::kF32, true), 22,
+      Layout{true, true, false, 0});
   // Indices (int64 and int32), the last entry padding; half the rows not stepped.
   check_step<Traits<float, float, 16, 8, 4, 4, true, true>>(
-      make(5, 2, 8, 16, 1, DType::kF32, DType::kF32, true), 23);
+      testing::step_problem(5, 2, 8, 16, 1, DType::kF32, DType::kF32, true), 23);
   check_step<Traits<__half, float, 16, 8, 4, 4, true, true>>(
-      make(4, 1, 9, 16, 1, DType::kF16, DType::kF32, true), 24, Layout{false, false, true, 0});
+      testing::step_problem(4, 1, 9, 16, 1, DType::kF16, DType::kF32, true), 24,
+      Layout{false, false, true, 0});
   // 32 lanes x 8 states: dstate 256 in one pass.
   check_step<Traits<float, __nv_bfloat16, 256, 1, 32, 8, false, false>>(
-      make(1, 2, 3, 256, 1, DType::kF32, DType::kBF16, false), 25);
+      testing::step_problem(1, 2, 3, 256, 1, DType::kF32, DType::kBF16, false), 25);
 }
 
 }  // namespace
