@@ -75,4 +75,23 @@ std::vector<std::string> default_first_look(const std::vector<std::string>& cand
   return out;
 }
 
+std::string spill_reason(const std::vector<jit::KernelImage>& kernels, int tolerated_bytes) {
+  for (const auto& k : kernels) {
+    const auto& r = k.resources;
+    if (r.spill_store_bytes + r.spill_load_bytes > tolerated_bytes)
+      return "spills " + std::to_string(r.spill_store_bytes) + " B stores / " +
+             std::to_string(r.spill_load_bytes) + " B loads (" + r.to_string() + ")";
+  }
+  return {};
+}
+
+SpaceEntry space_entry(const std::string& config, bool fp64, const SpaceOptions& options) {
+  SpaceEntry e{config, false, ""};
+  if (fp64 && !options.include_fp64) {
+    e.pruned = true;
+    e.reason = "fp64 accumulation left out";
+  }
+  return e;
+}
+
 }  // namespace ssmtune

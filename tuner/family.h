@@ -169,6 +169,18 @@ class KernelFamily {
                                                            CUstream stream) const = 0;
 };
 
+// Spills past `tolerated_bytes` in any of `kernels` ("spills 24 B stores / 24 B
+// loads (...)"), or "" for none: the resource pruning every family makes. A
+// few bytes are the call frame of a rarely taken libdevice slow path, not
+// register pressure.
+inline constexpr int kToleratedSpillBytes = 16;
+std::string spill_reason(const std::vector<jit::KernelImage>& kernels,
+                         int tolerated_bytes = kToleratedSpillBytes);
+
+// A space entry for `config`, pruned ("fp64 accumulation left out") when it
+// accumulates in fp64 and the options leave those out.
+SpaceEntry space_entry(const std::string& config, bool fp64, const SpaceOptions& options);
+
 // `first` (when a candidate), then the other candidates in their order: the
 // first look of a family with no better order.
 std::vector<std::string> default_first_look(const std::vector<std::string>& candidates,

@@ -4,6 +4,7 @@
 // overflow. Pure functions, shared by every family's keys.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -19,5 +20,37 @@ bool parse_size_field(const std::string& f, char prefix, int64_t& out);
 bool parse_int_field(const std::string& f, const std::string& prefix, int& out);
 // The product of `factors`, or false when it does not fit int64.
 bool checked_product(std::initializer_list<int64_t> factors, int64_t& out);
+
+// A problem key's optional flag: its name in the key, and the member it sets.
+template <typename P>
+struct KeyFlag {
+  const char* name;
+  bool P::*member;
+};
+
+// ".D.z" for the flags of `p` that are on, in the table's order.
+template <typename P, size_t N>
+std::string flags_suffix(const KeyFlag<P> (&flags)[N], const P& p) {
+  std::string s;
+  for (const KeyFlag<P>& f : flags)
+    if (p.*f.member) s += std::string(".") + f.name;
+  return s;
+}
+
+// Turns on the flag `field` names in `p`: "" when it did, else why not
+// ("flag 'z' repeated", "unknown flag 'q' (expected D, z, ...)").
+template <typename P, size_t N>
+std::string set_flag(const KeyFlag<P> (&flags)[N], const std::string& field, P& p) {
+  std::string names;
+  for (const KeyFlag<P>& f : flags) {
+    if (field == f.name) {
+      if (p.*f.member) return "flag '" + field + "' repeated";
+      p.*f.member = true;
+      return {};
+    }
+    names += names.empty() ? f.name : std::string(", ") + f.name;
+  }
+  return "unknown flag '" + field + "' (expected " + names + ")";
+}
 
 }  // namespace ssmtune

@@ -14,7 +14,7 @@
 #include "runtime/step_call_args.h"
 #include "ssmtune/runtime.h"
 #include "support/gpu_helpers.h"
-#include "support/step_problems.h"
+#include "support/problems.h"
 #include "tuner/accuracy.h"
 #include "tuner/step/device_problem.h"
 #include "tuner/step/host_inputs.h"

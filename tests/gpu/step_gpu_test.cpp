@@ -10,7 +10,7 @@
 
 #include "jit/compiler.h"
 #include "support/gpu_helpers.h"
-#include "support/step_problems.h"
+#include "support/problems.h"
 #include "tuner/evaluator.h"
 #include "tuner/step/family.h"
 

@@ -1,10 +1,12 @@
-// Problems by shape, for tests: the four sizes, the dtype and the groups;
-// every flag at its default.
+// Problems by shape, for tests: the forward's four sizes, the dtype and the
+// groups, every flag at its default; the decode step's sizes, dtypes, the
+// block's flags (D, z, dt_bias, softplus) together, and state indices.
 #pragma once
 
 #include <cstdint>
 
 #include "tuner/fwd/problem.h"
+#include "tuner/step/problem.h"
 
 namespace ssmtune::testing {
 
@@ -17,6 +19,22 @@ inline FwdProblem shape(int64_t batch, int64_t dim, int64_t seqlen, int64_t dsta
   p.dstate = dstate;
   p.dtype = dtype;
   p.groups = groups;
+  return p;
+}
+
+inline step::StepProblem step_problem(int64_t batch, int64_t heads, int64_t headdim, int64_t dstate,
+                                      int64_t groups, DType dt, DType state_dt, bool flags,
+                                      bool indices = false) {
+  step::StepProblem p;
+  p.batch = batch;
+  p.heads = heads;
+  p.headdim = headdim;
+  p.dstate = dstate;
+  p.groups = groups;
+  p.dtype = dt;
+  p.state_dtype = state_dt;
+  p.has_d = p.has_z = p.has_dt_bias = p.softplus = flags;
+  p.has_indices = indices;
   return p;
 }
 

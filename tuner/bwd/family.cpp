@@ -172,14 +172,8 @@ class BwdFamily final : public KernelFamily {
   std::vector<SpaceEntry> search_space(const FamilyProblem& problem, const jit::DeviceInfo& device,
                                        const SpaceOptions& options) const override {
     std::vector<SpaceEntry> out;
-    for (const BwdConfig& c : bwd::search_space(get(problem), device.max_shared_per_block)) {
-      SpaceEntry e{c.key(), false, ""};
-      if (c.acc == bwd::BwdAcc::kF64 && !options.include_fp64) {
-        e.pruned = true;
-        e.reason = "fp64 accumulation left out";
-      }
-      out.push_back(e);
-    }
+    for (const BwdConfig& c : bwd::search_space(get(problem), device.max_shared_per_block))
+      out.push_back(space_entry(c.key(), c.acc == bwd::BwdAcc::kF64, options));
     return out;
   }
   DefaultChoice heuristic_default(const FamilyProblem& problem,
@@ -197,11 +191,9 @@ class BwdFamily final : public KernelFamily {
                                  const jit::DeviceInfo& device) const override {
     auto c = BwdConfig::from_key(config);
     if (!c) return c.status().message();
+    if (std::string why = spill_reason(kernels); !why.empty()) return why;
     for (const auto& k : kernels) {
       const auto& r = k.resources;
-      if (r.spill_store_bytes + r.spill_load_bytes > 16)
-        return "spills " + std::to_string(r.spill_store_bytes) + " B stores / " +
-               std::to_string(r.spill_load_bytes) + " B loads (" + r.to_string() + ")";
       if (r.registers > 0 && r.registers * c->threads > device.registers_per_sm)
         return "registers: " + std::to_string(r.registers) + " x " + std::to_string(c->threads) +
                " threads exceed the SM's register file";

@@ -13,11 +13,7 @@ namespace ssmtune {
 namespace {
 
 // The optional flags in key order: (name in the key, member).
-struct FlagField {
-  const char* name;
-  bool FwdProblem::*member;
-};
-constexpr FlagField kFlags[] = {
+constexpr KeyFlag<FwdProblem> kFlags[] = {
     {"vB", &FwdProblem::variable_b},
     {"vC", &FwdProblem::variable_c},
     {"D", &FwdProblem::has_d},
@@ -27,13 +23,6 @@ constexpr FlagField kFlags[] = {
     {"last", &FwdProblem::return_last_state},
     {"h0", &FwdProblem::has_initial_state},
 };
-
-std::string flags_suffix(const FwdProblem& p) {
-  std::string s;
-  for (const FlagField& f : kFlags)
-    if (p.*f.member) s += std::string(".") + f.name;
-  return s;
-}
 
 }  // namespace
 
@@ -91,7 +80,7 @@ Status FwdProblem::validate() const {
 std::string FwdProblem::key() const {
   std::ostringstream os;
   os << kFwdKeyPrefix << "b" << batch << ".d" << dim << ".l" << seqlen << ".n" << dstate << ".g"
-     << groups << "." << to_string(dtype) << flags_suffix(*this);
+     << groups << "." << to_string(dtype) << flags_suffix(kFlags, *this);
   return os.str();
 }
 
@@ -115,24 +104,16 @@ Result<FwdProblem> FwdProblem::from_key(const std::string& key) {
   auto dt = parse_dtype(f[5]);
   if (!dt) return bad(dt.status().message());
   p.dtype = *dt;
-  for (const FlagField& flag : kFlags) p.*flag.member = false;
-  for (size_t i = 6; i < f.size(); ++i) {
-    bool known = false;
-    for (const FlagField& flag : kFlags)
-      if (f[i] == flag.name) {
-        if (p.*flag.member) return bad("flag '" + f[i] + "' repeated");
-        p.*flag.member = known = true;
-      }
-    if (!known)
-      return bad("unknown flag '" + f[i] + "' (expected vB, vC, D, z, bias, sp, last, h0)");
-  }
+  for (const KeyFlag<FwdProblem>& flag : kFlags) p.*flag.member = false;
+  for (size_t i = 6; i < f.size(); ++i)
+    if (std::string why = set_flag(kFlags, f[i], p); !why.empty()) return bad(why);
   if (p.key() != prefix + body) return bad("not in canonical form (expected '" + p.key() + "')");
   if (Status s = p.validate(); !s) return bad(s.message());
   return p;
 }
 
 std::string FwdProblem::family_key() const {
-  return std::string(to_string(dtype)) + flags_suffix(*this);
+  return std::string(to_string(dtype)) + flags_suffix(kFlags, *this);
 }
 
 double FwdProblem::min_bytes() const {

@@ -75,20 +75,12 @@ std::vector<FwdConfig> first_look_order(const std::vector<FwdConfig>& candidates
   return out;
 }
 
-namespace {
-constexpr int kToleratedSpillBytes = 16;
-}  // namespace
-
 std::string prune_by_resources(const FwdProblem& p, const FwdConfig& c,
                                const std::vector<jit::KernelImage>& kernels,
                                const jit::DeviceInfo& device, int min_warps_per_sm) {
+  if (std::string why = spill_reason(kernels); !why.empty()) return why;
   for (const auto& k : kernels) {
     const auto& r = k.resources;
-    // A few bytes are the call frame of a rarely taken libdevice slow path
-    // (exp, log1p), not register pressure; more than that costs every step.
-    if (r.spill_store_bytes + r.spill_load_bytes > kToleratedSpillBytes)
-      return "spills " + std::to_string(r.spill_store_bytes) + " B stores / " +
-             std::to_string(r.spill_load_bytes) + " B loads (" + r.to_string() + ")";
     if (r.registers <= 0) continue;
     // The block each kernel launches with (multipass's carry scan: 256
     // threads; pipelined: its producer warps on top of c.threads).

@@ -109,14 +109,8 @@ class StepFamily final : public KernelFamily {
                                        const jit::DeviceInfo& /*device*/,
                                        const SpaceOptions& options) const override {
     std::vector<SpaceEntry> out;
-    for (const StepConfig& c : step::search_space(get(problem))) {
-      SpaceEntry e{c.key(), false, ""};
-      if (c.acc == step::StepAcc::kF64 && !options.include_fp64) {
-        e.pruned = true;
-        e.reason = "fp64 accumulation left out";
-      }
-      out.push_back(e);
-    }
+    for (const StepConfig& c : step::search_space(get(problem)))
+      out.push_back(space_entry(c.key(), c.acc == step::StepAcc::kF64, options));
     return out;
   }
   DefaultChoice heuristic_default(const FamilyProblem& problem,
@@ -132,13 +126,7 @@ class StepFamily final : public KernelFamily {
   std::string prune_by_resources(const FamilyProblem& /*problem*/, const std::string& /*config*/,
                                  const std::vector<jit::KernelImage>& kernels,
                                  const jit::DeviceInfo& /*device*/) const override {
-    for (const auto& k : kernels) {
-      const auto& r = k.resources;
-      if (r.spill_store_bytes + r.spill_load_bytes > 16)
-        return "spills " + std::to_string(r.spill_store_bytes) + " B stores / " +
-               std::to_string(r.spill_load_bytes) + " B loads (" + r.to_string() + ")";
-    }
-    return {};
+    return spill_reason(kernels);
   }
   bool is_fp64_anchor(const std::string& config) const override {
     auto c = StepConfig::from_key(config);

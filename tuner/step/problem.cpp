@@ -11,22 +11,11 @@
 namespace ssmtune::step {
 namespace {
 
-struct FlagField {
-  const char* name;
-  bool StepProblem::*member;
-};
-constexpr FlagField kFlags[] = {
+constexpr KeyFlag<StepProblem> kFlags[] = {
     {"D", &StepProblem::has_d},          {"z", &StepProblem::has_z},
     {"bias", &StepProblem::has_dt_bias}, {"sp", &StepProblem::softplus},
     {"idx", &StepProblem::has_indices},
 };
-
-std::string flags_suffix(const StepProblem& p) {
-  std::string s;
-  for (const FlagField& f : kFlags)
-    if (p.*f.member) s += std::string(".") + f.name;
-  return s;
-}
 
 }  // namespace
 
@@ -71,7 +60,8 @@ Status StepProblem::validate() const {
 std::string StepProblem::key() const {
   std::ostringstream os;
   os << kStepKeyPrefix << "b" << batch << ".h" << heads << ".p" << headdim << ".n" << dstate << ".g"
-     << groups << "." << to_string(dtype) << ".s" << to_string(state_dtype) << flags_suffix(*this);
+     << groups << "." << to_string(dtype) << ".s" << to_string(state_dtype)
+     << flags_suffix(kFlags, *this);
   return os.str();
 }
 
@@ -98,15 +88,8 @@ Result<StepProblem> StepProblem::from_key(const std::string& key) {
   auto st = parse_dtype(f[6].substr(1));
   if (!st) return bad(st.status().message());
   p.state_dtype = *st;
-  for (size_t i = 7; i < f.size(); ++i) {
-    bool known = false;
-    for (const FlagField& flag : kFlags)
-      if (f[i] == flag.name) {
-        if (p.*flag.member) return bad("flag '" + f[i] + "' repeated");
-        p.*flag.member = known = true;
-      }
-    if (!known) return bad("unknown flag '" + f[i] + "' (expected D, z, bias, sp, idx)");
-  }
+  for (size_t i = 7; i < f.size(); ++i)
+    if (std::string why = set_flag(kFlags, f[i], p); !why.empty()) return bad(why);
   if (Status s = p.validate(); !s) return bad(s.message());
   if (p.key() != key) return bad("not in canonical form (expected '" + p.key() + "')");
   return p;
@@ -114,7 +97,7 @@ Result<StepProblem> StepProblem::from_key(const std::string& key) {
 
 std::string StepProblem::class_key() const {
   return std::string(to_string(dtype)) + ".s" + to_string(state_dtype) + ".n" +
-         std::to_string(dstate) + flags_suffix(*this);
+         std::to_string(dstate) + flags_suffix(kFlags, *this);
 }
 
 double StepProblem::min_bytes() const {

@@ -9,7 +9,7 @@
 
 #include "jit/compiler.h"
 #include "jit/template_sources.h"
-#include "support/step_problems.h"
+#include "support/problems.h"
 #include "tuner/step/plan.h"
 
 namespace ssmtune::step {

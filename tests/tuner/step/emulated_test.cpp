@@ -20,7 +20,7 @@ SSMTUNE_EMULATED_KERNELS_END
 #include <cstring>
 
 #include "support/host_tensors.h"
-#include "support/step_problems.h"
+#include "support/problems.h"
 #include "tuner/accuracy.h"
 #include "tuner/step/host_inputs.h"
 #include "tuner/step/plan.h"
