@@ -44,8 +44,11 @@ namespace {
 // first-look places changed), then 8 warps over 2 state groups for 65 to
 // 128 channels at dstate 9 to 16 up to 2048 steps (5 heuristic lines: 72
 // channels at 132 and 108 SMs, 128 channels at 132 SMs with 227 KB of
-// shared memory; and their first-look places).
-constexpr const char* kGolden = "c21cdb50e1bb5c05e60a113861396b3d";
+// shared memory; and their first-look places), then the pipelined kernel
+// at 4 threads a channel for dstate 4 and 8 from 20 channels per SM, 1024
+// to 4096 steps (12 heuristic lines, all warpscan.K128.D4.i4 at dstate 4 ->
+// pipelined.K64.D16.t64.i2.s4, and first-look places).
+constexpr const char* kGolden = "833c17a99fcbf50bf1d4ef6d4b5185b2";
 
 jit::DeviceInfo device(int sm_count, int max_shared) {
   jit::DeviceInfo d;

@@ -104,10 +104,11 @@ TEST_CASE("few states over many channels take the warp scan, not the split scan"
   // blocks of 8 channels, and from 32 channels per SM 4 steps in blocks of 4.
   check_defaults({shape(1, 2048, 65536, 2, DType::kF32), shape(8, 256, 1024, 4)},
                  ScanAlgo::kWarpScan, 8);
-  check_defaults({shape(8, 1024, 2048, 4), shape(4, 1536, 4096, 4), shape(16, 768, 1024, 4),
-                  shape(8, 1024, 2048, 4, DType::kF32)},
-                 ScanAlgo::kWarpScan, 4);
-  for (const FwdProblem& p : {shape(8, 1024, 2048, 4), shape(8, 256, 1024, 4)}) {
+  // (Sequences shorter than the small-state pipelined kernel's.)
+  check_defaults(
+      {shape(16, 1024, 512, 4), shape(32, 768, 256, 4), shape(16, 1024, 512, 4, DType::kF32)},
+      ScanAlgo::kWarpScan, 4);
+  for (const FwdProblem& p : {shape(16, 1024, 512, 4), shape(8, 256, 1024, 4)}) {
     const FwdConfig c = heuristic_default(p, kSms, kShared).config;
     CHECK(c.d_step == (p.dim == 1024 ? 4 : 8));
     CHECK(c.threads == 32 * c.d_step);
@@ -123,15 +124,46 @@ TEST_CASE("dstate 16 from 24 channels per SM up to 4096 steps takes the pipeline
                   shape(1, 4096, 4096, 16, DType::kF16), shape(4, 1024, 1024, 16)},
                  ScanAlgo::kPipelined, 3);
   // Past 4096 steps the split scan; fewer channels, or a sequence the ring
-  // does not fill, the rules below; dstate 8 is not in the band.
+  // does not fill, the rules below; dstate 8 is not in the band (below 20
+  // channels per SM; from there the small-state layout).
   CHECK(heuristic_default(shape(1, 5120, 16384, 16), kSms, kShared).config.algo ==
         ScanAlgo::kSplit);
   CHECK(heuristic_default(shape(2, 768, 512, 16), kSms, kShared).config.algo ==
         ScanAlgo::kWarpScan);
   CHECK(heuristic_default(shape(8, 1024, 256, 16), kSms, kShared).config.algo ==
         ScanAlgo::kWarpScan);
-  CHECK(heuristic_default(shape(4, 1024, 2048, 8), kSms, kShared).config.algo !=
+  CHECK(heuristic_default(shape(2, 1024, 2048, 8), kSms, kShared).config.algo !=
         ScanAlgo::kPipelined);
+}
+
+TEST_CASE("dstate 4 and 8 from 20 channels per SM take the pipelined kernel, 4 threads a channel",
+          "[tuner]") {
+  for (const FwdProblem& p :
+       {shape(4, 1536, 4096, 4), shape(16, 768, 1024, 4), shape(8, 1024, 2048, 4),
+        shape(2, 1536, 2048, 4), shape(8, 1536, 2048, 8), shape(16, 768, 1024, 8),
+        shape(16, 1536, 1024, 4, DType::kF16), shape(8, 1024, 2048, 4, DType::kF32),
+        shape(4, 2048, 4096, 8, DType::kF32)}) {
+    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
+    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK(d.config.algo == ScanAlgo::kPipelined);
+    CHECK(d.config.n_split == 4);
+    CHECK(d.config.d_step == 16);
+    CHECK(d.config.chunk == 64);
+    CHECK(d.config.items == 2);
+    CHECK(check_config(p, d.config, kShared).is_ok());
+    CHECK(d.reason.find("4 threads a channel") != std::string::npos);
+  }
+  // Below 20 channels per SM, outside 1024 to 4096 steps, or at another
+  // dstate: not this layout.
+  for (const FwdProblem& p :
+       {shape(8, 256, 1024, 4, DType::kF32), shape(1, 2048, 4096, 4), shape(16, 1024, 512, 4),
+        shape(4, 1536, 8192, 4), shape(16, 1536, 1024, 2), shape(8, 1024, 2048, 6),
+        shape(16, 1536, 1024, 12)}) {
+    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
+    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK_FALSE((d.config.algo == ScanAlgo::kPipelined && d.config.d_step == 16 &&
+                 d.config.n_split == 4 && d.config.threads == 64));
+  }
 }
 
 TEST_CASE("very few channels get several warps each of the warp scan", "[tuner]") {
