@@ -18,6 +18,19 @@ std::vector<std::string> split_key(const std::string& s, char sep);
 bool parse_size_field(const std::string& f, char prefix, int64_t& out);
 // "K64" with prefix "K" -> 64 (1 to 6 digits).
 bool parse_int_field(const std::string& f, const std::string& prefix, int& out);
+// Reads the key's first N fields as prefixed sizes ("b8.d1536..." into the
+// members `sizes` point to): "" when all parse, else which field is wrong.
+template <size_t N>
+std::string parse_size_fields(const std::vector<std::string>& fields, const char (&prefixes)[N],
+                              int64_t* const (&sizes)[N]) {
+  if (fields.size() < N) return "expected at least " + std::to_string(N) + " size fields";
+  for (size_t i = 0; i < N; ++i)
+    if (!parse_size_field(fields[i], prefixes[i], *sizes[i]))
+      return "field " + std::to_string(i + 1) + " must be " + prefixes[i] + "<number>, got '" +
+             fields[i] + "'";
+  return {};
+}
+
 // The product of `factors`, or false when it does not fit int64.
 bool checked_product(std::initializer_list<int64_t> factors, int64_t& out);
 

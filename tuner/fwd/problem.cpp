@@ -96,11 +96,8 @@ Result<FwdProblem> FwdProblem::from_key(const std::string& key) {
   if (f.size() < 6) return bad("expected at least 6 dot-separated fields (b.d.l.n.g.dtype)");
   FwdProblem p;
   const char prefixes[] = {'b', 'd', 'l', 'n', 'g'};
-  int64_t* sizes[] = {&p.batch, &p.dim, &p.seqlen, &p.dstate, &p.groups};
-  for (int i = 0; i < 5; ++i)
-    if (!parse_size_field(f[i], prefixes[i], *sizes[i]))
-      return bad("field " + std::to_string(i + 1) + " must be " + prefixes[i] + "<number>, got '" +
-                 f[i] + "'");
+  int64_t* const sizes[] = {&p.batch, &p.dim, &p.seqlen, &p.dstate, &p.groups};
+  if (std::string why = parse_size_fields(f, prefixes, sizes); !why.empty()) return bad(why);
   auto dt = parse_dtype(f[5]);
   if (!dt) return bad(dt.status().message());
   p.dtype = *dt;

@@ -76,11 +76,8 @@ Result<StepProblem> StepProblem::from_key(const std::string& key) {
     return bad("expected at least 7 dot-separated fields (b.h.p.n.g.dtype.s<state dtype>)");
   StepProblem p;
   const char prefixes[] = {'b', 'h', 'p', 'n', 'g'};
-  int64_t* sizes[] = {&p.batch, &p.heads, &p.headdim, &p.dstate, &p.groups};
-  for (int i = 0; i < 5; ++i)
-    if (!parse_size_field(f[i], prefixes[i], *sizes[i]))
-      return bad("field " + std::to_string(i + 1) + " must be " + prefixes[i] + "<number>, got '" +
-                 f[i] + "'");
+  int64_t* const sizes[] = {&p.batch, &p.heads, &p.headdim, &p.dstate, &p.groups};
+  if (std::string why = parse_size_fields(f, prefixes, sizes); !why.empty()) return bad(why);
   auto dt = parse_dtype(f[5]);
   if (!dt) return bad(dt.status().message());
   p.dtype = *dt;
