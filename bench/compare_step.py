@@ -20,6 +20,8 @@ import sys
 
 import torch
 
+from compare_bwd import event_median
+
 DEFAULT_SHAPES = (
     "1x1x1536x16:bf16:fp32",
     "64x1x1536x16:bf16:fp32",
@@ -67,21 +69,12 @@ def make_inputs(shape, seed):
 
 
 def time_ms(call, reps):
+    """Median ms of `call` (after 5 warm-up calls), L2 flushed before each."""
     flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + 1,
                         device="cuda", dtype=torch.float32)
     for _ in range(5):
         call()
-    times = []
-    for _ in range(reps):
-        flush.zero_()
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        call()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    times.sort()
-    return times[len(times) // 2]
+    return event_median(call, flush, reps)
 
 
 def floor_ms(shape, copy_gbs):

@@ -48,7 +48,18 @@ void fill_chunk(const RandomTensor& s, uint64_t seed, size_t begin, size_t end) 
   }
 }
 
+// The generator's seed of chunk `chunk` of stream `stream`.
+uint64_t chunk_seed(uint64_t seed, uint64_t stream, size_t chunk) {
+  return splitmix64(splitmix64(seed ^ splitmix64(stream)) + chunk);
+}
+
 }  // namespace
+
+void fill_random_stream(const RandomTensor& tensor, uint64_t seed, uint64_t stream) {
+  tensor.out->resize(tensor.count);
+  for (size_t begin = 0, c = 0; begin < tensor.count; begin += kChunk, ++c)
+    fill_chunk(tensor, chunk_seed(seed, stream, c), begin, std::min(begin + kChunk, tensor.count));
+}
 
 void fill_random(const std::vector<RandomTensor>& tensors, uint64_t seed, unsigned threads) {
   size_t total = 0;
@@ -56,13 +67,11 @@ void fill_random(const std::vector<RandomTensor>& tensors, uint64_t seed, unsign
     s.out->resize(s.count);
     total += s.count;
   }
-  auto chunk_seed = [seed](size_t tensor, size_t chunk) {
-    return splitmix64(splitmix64(seed ^ splitmix64(tensor + 1)) + chunk);
-  };
   auto run_all = [&](auto&& submit) {
     for (size_t t = 0; t < tensors.size(); ++t)
       for (size_t begin = 0, c = 0; begin < tensors[t].count; begin += kChunk, ++c)
-        submit(tensors[t], chunk_seed(t, c), begin, std::min(begin + kChunk, tensors[t].count));
+        submit(tensors[t], chunk_seed(seed, t + 1, c), begin,
+               std::min(begin + kChunk, tensors[t].count));
   };
   if (threads == 1 || total <= 4 * kChunk) {
     run_all(

@@ -27,6 +27,12 @@ struct RandomTensor {
 };
 
 // Resizes and fills every tensor, on up to `threads` threads (0: all cores).
+// The list's i-th tensor draws from stream i + 1 of `seed`.
 void fill_random(const std::vector<RandomTensor>& tensors, uint64_t seed, unsigned threads = 0);
+
+// Resizes and fills one tensor from stream `stream` of `seed`, on the
+// calling thread (for a tensor drawn apart from a list, e.g. an incoming
+// gradient; give it a stream no list position uses).
+void fill_random_stream(const RandomTensor& tensor, uint64_t seed, uint64_t stream);
 
 }  // namespace ssmtune
