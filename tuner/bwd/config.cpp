@@ -201,12 +201,29 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   const int per_thread = p.fwd.dstate > 16 ? 8 : 4;
   int s = 1;
   while (s * 2 <= 32 && int64_t{s} * 2 * per_thread <= p.fwd.dstate) s *= 2;
-  c.n_split = s;
   // Up to 128 threads: a tile's variable dB/dC partials are written per
   // tile, so wider tiles cut that traffic (dim / d_step partial rows per
   // B/C row); no wider than the group needs.
-  int d = 32 / s;
-  while (d * s < 128 && d < 64 && d < p.fwd.dim_per_group()) d *= 2;
+  const FwdProblem& f = p.fwd;
+  const auto tile_channels = [&f](int lanes) {
+    int d = 32 / lanes;
+    while (d * lanes < 128 && d < 64 && d < f.dim_per_group()) d *= 2;
+    return d;
+  };
+  const auto grid_blocks = [&f](int d) {
+    return f.batch * f.groups * ((f.dim_per_group() + d - 1) / d);
+  };
+  // Fewer than 256 blocks of 1 or 2 lanes a channel (dstate 5 to 16): 4 lanes,
+  // twice the blocks and warps, before multipass or the warp scan. H100,
+  // bf16 with the block's flags and saved states, ms, 4 lanes against the
+  // rule before: (8,1536,2048,8) seq.K32.D32.t128.s4.b3 0.617 against the
+  // warp scan ws.K256.D16 0.818 (fp32 plain 0.457 / 0.853); (8,1536,2048,12)
+  // 0.805 / 1.141; (8,1024,2048,8) 0.524 / 0.550; (2,256,2048,8) multipass
+  // 0.068 / 0.089. From 256 blocks the 2 lanes stay ((16,1536,2048,8):
+  // seq.K16.D64.t128.s2.b3 1.176 against 4 lanes 1.204).
+  if (s < 4 && f.dstate > 4 && f.dstate <= 16 && grid_blocks(tile_channels(s)) < 256) s = 4;
+  c.n_split = s;
+  const int d = tile_channels(s);
   c.d_step = d;
   c.threads = d * s;
   // Chunk 16, halved while the chunk's fp32 history (chunk * states per
@@ -218,7 +235,7 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   while (c.chunk > 4 && c.chunk * per * c.threads * 4 > kHistoryBytes) c.chunk /= 2;
   while (c.chunk > 4 && max_shared_bytes != 0 && shared_bytes(p, c) > max_shared_bytes)
     c.chunk /= 2;
-  std::string reason = "n_split " + std::to_string(s) + " (about " + std::to_string(per_thread) +
+  std::string reason = "n_split " + std::to_string(s) + " (" + std::to_string(per) +
                        " states per thread), d_step " + std::to_string(d) + " (" +
                        std::to_string(c.threads) +
                        " threads: fewer per-tile dB/dC partials), chunk " +
@@ -227,8 +244,7 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   // about 2048 blocks of at least 2 chunks each. On the H200, exhaustive
   // tunes: (8, 256, 1024, 4) fp32 0.123 ms at 32 segments (8: 0.157; with the block's flags
   // 0.163 against 0.236), (2, 64, 4096, 16) fp32 0.106 at 32 or 128 (8: 0.325).
-  const FwdProblem& f = p.fwd;
-  const int64_t blocks = f.batch * f.groups * ((f.dim_per_group() + d - 1) / d);
+  const int64_t blocks = grid_blocks(d);
   const int64_t n_chunks = (f.seqlen + c.chunk - 1) / c.chunk;
   if (blocks < 256 && n_chunks >= 8) {
     int64_t segments = std::min<int64_t>({n_chunks / 2, (2048 + blocks - 1) / blocks, 65535});
@@ -336,6 +352,20 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
                  std::to_string(sg.warps) + " warps a channel; " + std::to_string(channels) +
                  " channels: the groups fill one wave of 16 warps per SM)";
       }
+    }
+  }
+  // The sequential kernel at 2 states a thread: chunk 32, as much history as
+  // chunk 16 at 4 (the chunk's fixed work over twice the steps; H100,
+  // (8,1536,2048,8) bf16 with the flags and saved states: 0.612 ms against
+  // 0.636 at chunk 16). Decided last: the chunk count at 16
+  // picks the algorithms above.
+  if (c.algo == BwdAlgo::kSequential && c.acc == BwdAcc::kF32 && per == 2 && s == 4) {
+    BwdConfig longer = c;
+    longer.chunk = 32;
+    if (longer.chunk * per * longer.threads * 4 <= kHistoryBytes &&
+        (max_shared_bytes == 0 || shared_bytes(p, longer) <= max_shared_bytes)) {
+      c = longer;
+      reason += "; chunk 32 (2 states per thread: the same history)";
     }
   }
   // Under one wave of 4 blocks per SM anyway: 3, with more registers (H200,

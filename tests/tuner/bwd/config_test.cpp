@@ -363,6 +363,46 @@ TEST_CASE("the backward default takes 3 blocks per SM when its grid fits one wav
                    default_config(p, BwdAcc::kF32, 227 * 1024).config) == 1);
 }
 
+TEST_CASE("the backward default spreads dstate 5 to 16 over 4 lanes where 2 leave few blocks",
+          "[bwd]") {
+  struct Want {
+    int64_t batch, dim, seqlen, dstate;
+    const char* key;
+  };
+  for (const Want& w :
+       {// 192 blocks of 2 lanes (the warp scan before): 384 of 4, 2 states a thread, chunk 32.
+        Want{8, 1536, 2048, 8, "seq.K32.D32.fp32.t128.s4.fast.b3"},
+        Want{8, 1536, 2048, 6, "seq.K32.D32.fp32.t128.s4.fast.b3"},
+        // 3 states a thread: chunk 16 (the history of 32 would pass 32 KiB).
+        Want{8, 1536, 2048, 12, "seq.K16.D32.fp32.t128.s4.fast.b3"},
+        // 256 blocks of 2 lanes: the sequential kernel as before.
+        Want{8, 2048, 2048, 8, "seq.K16.D64.fp32.t128.s2.fast.b3"},
+        // Few channels: multipass over the 4-lane block.
+        Want{2, 256, 2048, 8, "mp.K16.D32.fp32.t128.s4.fast.S64"},
+        // 384 blocks of 2 lanes already: as before.
+        Want{16, 1536, 2048, 8, "seq.K16.D64.fp32.t128.s2.fast.b3"},
+        // dstate 16 is 4 lanes anyway; dstate 4 keeps its one lane.
+        Want{8, 1536, 2048, 16, "seq.K16.D32.fp32.t128.s4.fast.b3"}}) {
+    BwdProblem p;
+    p.fwd = testing::shape(w.batch, w.dim, w.seqlen, w.dstate, DType::kBF16);
+    p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
+    const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
+    INFO(p.key() << ": " << d.reason);
+    CHECK(d.config.key() == w.key);
+    CHECK(check_config(p, d.config, 227 * 1024).is_ok());
+    // fp64 sums keep chunk 16.
+    CHECK(default_config(p, BwdAcc::kF64, 227 * 1024, 132).config.chunk <= 16);
+  }
+  // Past one wave of 3 blocks per SM (116 SMs): the rule's 4 blocks.
+  BwdProblem p8;
+  p8.fwd = testing::shape(8, 1536, 2048, 8, DType::kBF16);
+  CHECK(default_config(p8, BwdAcc::kF32, 227 * 1024, 116).config.key() ==
+        "seq.K32.D32.fp32.t128.s4.fast");
+  BwdProblem p4;
+  p4.fwd = testing::shape(8, 1536, 2048, 4, DType::kBF16);
+  CHECK(default_config(p4, BwdAcc::kF32, 227 * 1024, 132).config.n_split == 1);
+}
+
 TEST_CASE("the backward search space is a few dozen legal configs", "[bwd]") {
   for (int64_t n : {1, 4, 16, 256}) {
     const BwdProblem p = mid(DType::kBF16, n);
