@@ -83,34 +83,53 @@ std::optional<FwdConfig> wide_warpscan(const FwdProblem& p, int sm_count, size_t
   return std::nullopt;
 }
 
-// At dstate 4 and 8, from this many channels per SM, on sequences of 1024
-// to 4096 steps: the pipelined kernel with a channel's states over 4
-// threads (1 or 2 states a thread), in blocks of 16 channels, chunks of 64
-// steps in a ring of 2. H100, this layout against the defaults before (the
-// warp scan at dstate 4; the split scan or the warp scan at 8), ms: with
-// the flags, bf16 (4, 1536, 4096, 4) 0.165 / 0.229, (16, 768, 1024, 4)
-// 0.086 / 0.102, (8, 1024, 2048, 4) 0.101 / 0.134, (2, 1536, 2048, 4)
-// 0.072 / 0.081, (8, 1536, 2048, 8) 0.190 / 0.390, (16, 768, 1024, 8)
-// 0.101 / 0.180; fp32 (8, 1024, 2048, 4) 0.172 / 0.191; plain, fp16 (16,
-// 1536, 1024, 4) 0.105 / 0.134, fp32 (4, 2048, 4096, 8) 0.181 / 0.310
-// (bench/NOTES.md, version 25). At 16 channels per SM the warp scan stays
-// faster ((8, 256, 1024, 4) fp32 0.033 / 0.026, (1, 2048, 4096, 4) bf16
-// 0.119 / 0.079). Other dstates and lengths were not measured.
+// At dstate 4 to 15, from this many channels per SM, on sequences of 1024
+// to 4096 steps: the pipelined kernel with a channel's states over 2 or 4
+// threads. At dstate 4 and 8, 4 threads (1 or 2 states a thread), in blocks
+// of 16 channels, chunks of 64 steps in a ring of 2. H100, this layout against the defaults before
+// (the warp scan at dstate 4; the split scan or the warp scan at 8), ms: with the flags, bf16 (4,
+// 1536, 4096, 4) 0.165 / 0.229, (16, 768, 1024, 4) 0.086 / 0.102, (8, 1024, 2048, 4) 0.101 / 0.134,
+// (2, 1536, 2048, 4) 0.072 / 0.081, (8, 1536, 2048, 8) 0.190 / 0.390, (16, 768, 1024, 8) 0.101 /
+// 0.180; fp32 (8, 1024, 2048, 4) 0.172 / 0.191; plain, fp16 (16, 1536, 1024, 4) 0.105 / 0.134, fp32
+// (4, 2048, 4096, 8) 0.181 / 0.310 (bench/NOTES.md, version 25). At 16 channels per SM the warp
+// scan stays faster ((8, 256, 1024, 4) fp32 0.033 / 0.026, (1, 2048, 4096, 4) bf16 0.119 / 0.079).
+//
+// Between them and up to dstate 15 the pipelined kernel's own default
+// (pow2_floor(dstate / 4) lanes: 1 at dstate 5 to 7, 2 at 9 to 15) and the
+// split scan lost to mamba_ssm. H100, bf16 with the flags, exhaustive tunes
+// (45 s each), ms: dstate 5 to 7, 2 lanes of up to 4 states, blocks of 32
+// channels, chunks of 32 in a ring of 2: (8, 1536, 2048, 6) 0.169 against
+// the split scan's 0.380 (mamba_ssm 0.233); dstate 9 to 15, 4 lanes of up
+// to 4 states, 16 channels, chunks of 32 in a ring of 3: (8, 1536, 2048,
+// 12) 0.246 (the best, K64.D16.i2, 0.241) against the pipelined default's
+// 0.439 (mamba_ssm 0.361), (4, 2048, 4096, 12) 0.308, the best of the tune.
 constexpr int64_t kSmallStatePipelinedMinChainsPerSm = 20;
 constexpr int64_t kSmallStatePipelinedMinSeqlen = 1024;
 
 std::optional<FwdConfig> small_state_pipelined(const FwdProblem& p, int64_t sms,
                                                size_t max_shared_bytes) {
-  if ((p.dstate != 4 && p.dstate != 8) || p.seqlen < kSmallStatePipelinedMinSeqlen ||
+  if (p.dstate < 4 || p.dstate > 15 || p.seqlen < kSmallStatePipelinedMinSeqlen ||
       p.seqlen > kPipelinedMaxSeqlenFewChains ||
       p.batch * p.dim < kSmallStatePipelinedMinChainsPerSm * sms)
     return std::nullopt;
   FwdConfig c = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
-  c.n_split = 4;
-  c.d_step = 16;
+  if (p.dstate == 4 || p.dstate == 8) {
+    c.n_split = 4;
+    c.d_step = 16;
+    c.chunk = 64;
+    c.items = 2;
+  } else if (p.dstate < 8) {
+    c.n_split = 2;
+    c.d_step = 32;
+    c.chunk = 32;
+    c.items = 2;
+  } else {
+    c.n_split = 4;
+    c.d_step = 16;
+    c.chunk = 32;
+    c.items = 3;
+  }
   c.threads = 64;
-  c.chunk = 64;
-  c.items = 2;
   if (!check_config(p, c, max_shared_bytes).is_ok()) return std::nullopt;
   return c;
 }
@@ -205,8 +224,8 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
   if (const auto small = small_state_pipelined(p, sms, max_shared_bytes))
     return {*small, "pipelined: " + std::to_string(p.dstate) + " states a channel over " +
                         std::to_string(chains) + " channels (" +
-                        std::to_string(kSmallStatePipelinedMinChainsPerSm) +
-                        " or more per SM); 4 threads a channel, chunks of " +
+                        std::to_string(kSmallStatePipelinedMinChainsPerSm) + " or more per SM); " +
+                        std::to_string(small->n_split) + " threads a channel, chunks of " +
                         std::to_string(small->chunk) + " in a ring of " +
                         std::to_string(small->items)};
   if (p.dstate <= 4 && chains >= 8 * sms) {

@@ -166,6 +166,35 @@ TEST_CASE("dstate 4 and 8 from 20 channels per SM take the pipelined kernel, 4 t
   }
 }
 
+TEST_CASE("dstate 5 to 15 spread a channel's states over 2 or 4 threads", "[tuner]") {
+  struct Want {
+    FwdProblem p;
+    const char* key;
+  };
+  for (const Want& w : {// From 20 channels per SM, 1024 to 4096 steps (the small-state rule).
+                        Want{shape(8, 1536, 2048, 6), "pipelined.K32.D32.fp32.t64.i2.s2.fast"},
+                        Want{shape(8, 1536, 2048, 5), "pipelined.K32.D32.fp32.t64.i2.s2.fast"},
+                        Want{shape(8, 1536, 2048, 12), "pipelined.K32.D16.fp32.t64.i3.s4.fast"},
+                        Want{shape(16, 768, 1024, 10), "pipelined.K32.D16.fp32.t64.i3.s4.fast"},
+                        // Channels enough for the pipelined kernel's own default.
+                        Want{shape(16, 1536, 2048, 12), "pipelined.K32.D32.fp32.t128.i3.s4.fast"},
+                        Want{shape(16, 1536, 1024, 12), "pipelined.K32.D32.fp32.t128.i3.s4.fast"},
+                        Want{shape(16, 1536, 2048, 8), "pipelined.K32.D32.fp32.t128.i3.s4.fast"},
+                        Want{shape(32, 1536, 2048, 6), "pipelined.K32.D32.fp32.t64.i2.s2.fast"}}) {
+    const FwdDefaultChoice d = heuristic_default(w.p, kSms, kShared);
+    INFO(w.p.key() << ": " << d.reason);
+    CHECK(d.config.key() == w.key);
+    CHECK(check_config(w.p, d.config, kShared).is_ok());
+  }
+  // The pipelined kernel's own default: 1 lane to dstate 4, 2 to 7, 4 from 8.
+  for (int64_t n = 1; n <= 16; ++n) {
+    const FwdConfig c = default_config(shape(8, 1536, 2048, n), ScanAlgo::kPipelined,
+                                       AccType::kF32, kShared);
+    INFO("dstate " << n);
+    CHECK(c.n_split == (n <= 4 ? 1 : n < 8 ? 2 : 4));
+  }
+}
+
 TEST_CASE("very few channels get several warps each of the warp scan", "[tuner]") {
   struct Case {
     FwdProblem p;

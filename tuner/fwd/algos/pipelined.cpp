@@ -60,12 +60,22 @@ class Pipelined final : public FwdAlgorithm {
     // SM on the H200 at dstate 16). Past dstate 16, four lanes per channel
     // and up to 16 states per thread: at (8,1536,2048,64) bf16 with the
     // block's flags 0.703 ms with 4 lanes against 0.971 with 16 (H200).
-    c.n_split = p.dstate <= 16 ? std::clamp(pow2_floor(std::max<int64_t>(1, p.dstate / 4)), 1, 16)
-                               : std::clamp(pow2_floor(p.dstate / 16), 4, 16);
-    c.d_step = std::min(64, 128 / c.n_split);
+    // From dstate 8 the same four lanes (2 to 4 states a thread); at 5 to 7
+    // two lanes of up to 4 states in blocks of 32 channels, chunks in a ring
+    // of 2. H100, bf16 with the flags, ms, against the rule before (one lane
+    // at 5 to 7, two at 8 to 15): (16, 1536, 2048, 12) 0.382 / 0.657,
+    // (16, 1536, 1024, 12) 0.196 / 0.335, (16, 1536, 2048, 8) 0.350 / 0.636,
+    // (32, 1536, 2048, 6) 0.586 / 1.29; fp32 plain (16, 2048, 2048, 12)
+    // 0.352 / 0.390.
+    if (p.dstate <= 16) {
+      c.n_split = p.dstate <= 4 ? 1 : p.dstate < 8 ? 2 : 4;
+    } else {
+      c.n_split = std::clamp(pow2_floor(p.dstate / 16), 4, 16);
+    }
+    c.d_step = p.dstate > 4 && p.dstate < 8 ? 32 : std::min(64, 128 / c.n_split);
     c.threads = c.d_step * c.n_split;
     c.chunk = 32;
-    c.items = 3;
+    c.items = p.dstate > 4 && p.dstate < 8 ? 2 : 3;
     shrink_chunk_to_fit(p, max_shared_bytes, c);
   }
 };
