@@ -188,8 +188,8 @@ TEST_CASE("dstate 5 to 15 spread a channel's states over 2 or 4 threads", "[tune
   }
   // The pipelined kernel's own default: 1 lane to dstate 4, 2 to 7, 4 from 8.
   for (int64_t n = 1; n <= 16; ++n) {
-    const FwdConfig c = default_config(shape(8, 1536, 2048, n), ScanAlgo::kPipelined,
-                                       AccType::kF32, kShared);
+    const FwdConfig c =
+        default_config(shape(8, 1536, 2048, n), ScanAlgo::kPipelined, AccType::kF32, kShared);
     INFO("dstate " << n);
     CHECK(c.n_split == (n <= 4 ? 1 : n < 8 ? 2 : 4));
   }
