@@ -112,24 +112,17 @@ std::optional<FwdConfig> small_state_pipelined(const FwdProblem& p, int64_t sms,
       p.seqlen > kPipelinedMaxSeqlenFewChains ||
       p.batch * p.dim < kSmallStatePipelinedMinChainsPerSm * sms)
     return std::nullopt;
+  // At dstate 5 to 7 the kernel's own default is the layout wanted (2 lanes,
+  // 32 channels, a ring of 2); elsewhere 4 lanes in blocks of 16 channels.
   FwdConfig c = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
-  if (p.dstate == 4 || p.dstate == 8) {
+  if (p.dstate == 4 || p.dstate >= 8) {
+    const bool ring_of_2 = p.dstate == 4 || p.dstate == 8;
     c.n_split = 4;
     c.d_step = 16;
-    c.chunk = 64;
-    c.items = 2;
-  } else if (p.dstate < 8) {
-    c.n_split = 2;
-    c.d_step = 32;
-    c.chunk = 32;
-    c.items = 2;
-  } else {
-    c.n_split = 4;
-    c.d_step = 16;
-    c.chunk = 32;
-    c.items = 3;
+    c.threads = 64;
+    c.chunk = ring_of_2 ? 64 : 32;
+    c.items = ring_of_2 ? 2 : 3;
   }
-  c.threads = 64;
   if (!check_config(p, c, max_shared_bytes).is_ok()) return std::nullopt;
   return c;
 }

@@ -67,15 +67,16 @@ class Pipelined final : public FwdAlgorithm {
     // (16, 1536, 1024, 12) 0.196 / 0.335, (16, 1536, 2048, 8) 0.350 / 0.636,
     // (32, 1536, 2048, 6) 0.586 / 1.29; fp32 plain (16, 2048, 2048, 12)
     // 0.352 / 0.390.
+    const bool two_lanes = p.dstate > 4 && p.dstate < 8;
     if (p.dstate <= 16) {
-      c.n_split = p.dstate <= 4 ? 1 : p.dstate < 8 ? 2 : 4;
+      c.n_split = p.dstate <= 4 ? 1 : two_lanes ? 2 : 4;
     } else {
       c.n_split = std::clamp(pow2_floor(p.dstate / 16), 4, 16);
     }
-    c.d_step = p.dstate > 4 && p.dstate < 8 ? 32 : std::min(64, 128 / c.n_split);
+    c.d_step = two_lanes ? 32 : std::min(64, 128 / c.n_split);
     c.threads = c.d_step * c.n_split;
     c.chunk = 32;
-    c.items = p.dstate > 4 && p.dstate < 8 ? 2 : 3;
+    c.items = two_lanes ? 2 : 3;
     shrink_chunk_to_fit(p, max_shared_bytes, c);
   }
 };
