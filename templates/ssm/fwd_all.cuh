@@ -3,6 +3,7 @@
 #pragma once
 
 #include "ssm/fwd_blelloch.cuh"
+#include "ssm/fwd_blockscan.cuh"
 #include "ssm/fwd_lookback.cuh"
 #include "ssm/fwd_multipass.cuh"
 #include "ssm/fwd_pipelined.cuh"

@@ -203,6 +203,26 @@ SSMTUNE_HD constexpr ScanSmemLayout scan_smem_layout(int dstate, int chunk, int 
   return l;
 }
 
+// Shared memory of the block scan (ssm/fwd_blockscan.cuh): the carried
+// states and A rows of its one channel, and two buffers of the warps' totals
+// (a, b). Host and kernel compute it with this function.
+struct BlockScanSmemLayout {
+  int h;      // carried states, dstate AccT
+  int a;      // A, pre-scaled, dstate floats
+  int w;      // [2][warps] totals (a, b), AccT
+  int bytes;  // total
+};
+
+SSMTUNE_HD constexpr BlockScanSmemLayout blockscan_smem_layout(int dstate, int warps,
+                                                               int acc_bytes) {
+  BlockScanSmemLayout l{};
+  l.h = 0;
+  l.a = l.h + acc_bytes * dstate;
+  l.w = (l.a + 4 * dstate + acc_bytes - 1) / acc_bytes * acc_bytes;
+  l.bytes = l.w + 2 * 2 * warps * acc_bytes;
+  return l;
+}
+
 // Threads per block of ssm_fwd_state_sum (the warpscan's state groups' y
 // added, one block per (channel, batch, time slice)) and the timesteps of
 // one block (four a thread).

@@ -21,24 +21,6 @@
 
 namespace ssmtune_kernels {
 
-// Where the state after `t` steps goes when t ends one of the backward's
-// chunks before the sequence's end (the saving variant, kSaves; null
-// otherwise): state n at [n * dim]. (The saving variant takes 145 registers
-// to the plain kernel's 106 at (8, 1536, 2048, 16) bf16 with the flags.)
-template <bool kSaves>
-__device__ __forceinline__ float* checkpoint_row(const SsmFwdParams& p, int b, int d, bool active,
-                                                 long long t) {
-  if constexpr (kSaves) {
-    if (p.states != nullptr && active && t > 0 && t < p.seqlen &&
-        (t & ((1 << p.states_shift) - 1)) == 0) {
-      const long long saved = (p.seqlen - 1) >> p.states_shift;  // chunks j >= 1
-      const long long j = (t >> p.states_shift) - 1;
-      return p.states + (b * saved + j) * p.dstate * p.dim + d;
-    }
-  }
-  return nullptr;
-}
-
 template <typename Tr>
 __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_warpscan(const SsmFwdParams p) {
   constexpr int kW = Tr::kThreads / (32 * Tr::kDStep);  // warps per channel

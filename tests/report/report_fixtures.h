@@ -65,6 +65,11 @@ inline FwdConfig legal_config(ScanAlgo algo, int chunk, int d) {
       c.threads = 32;
       c.items = chunk / 32;
       break;
+    case ScanAlgo::kBlockScan:
+      c.d_step = 1;
+      c.threads = 32;
+      c.items = chunk / 32;
+      break;
   }
   return c;
 }

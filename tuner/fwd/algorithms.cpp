@@ -12,7 +12,7 @@ const std::vector<const FwdAlgorithm*>& fwd_algorithms() {
   static const std::vector<const FwdAlgorithm*> table = {
       &sequential_algorithm(), &multipass_algorithm(), &lookback_algorithm(),
       &pipelined_algorithm(),  &split_algorithm(),     &warpscan_algorithm(),
-      &blelloch_algorithm(),
+      &blelloch_algorithm(),   &blockscan_algorithm(),
   };
   return table;
 }

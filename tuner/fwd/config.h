@@ -24,12 +24,14 @@ enum class ScanAlgo {
                 // shared-memory stages (cp.async) while the compute warps run
   kSplit,       // pipelined over sequence segments across blocks: segment states,
                 // a scan of them, the segments again with outputs (3 launches)
+  kBlockScan,   // one channel a block: thread-serial items, a shuffle scan per warp, the
+                // warps' totals through shared memory; B/C read by each lane, not staged
 };
 const char* to_string(ScanAlgo a);
 Result<ScanAlgo> parse_scan_algo(const std::string& s);
 inline constexpr ScanAlgo kAllScanAlgos[] = {
     ScanAlgo::kSequential, ScanAlgo::kWarpScan,  ScanAlgo::kBlelloch, ScanAlgo::kMultiPass,
-    ScanAlgo::kLookback,   ScanAlgo::kPipelined, ScanAlgo::kSplit};
+    ScanAlgo::kLookback,   ScanAlgo::kPipelined, ScanAlgo::kSplit,    ScanAlgo::kBlockScan};
 
 enum class AccType { kF32, kF64 };  // accumulation / state dtype
 const char* to_string(AccType a);   // "fp32", "fp64"

@@ -42,6 +42,25 @@ constexpr int64_t kWideScanMaxSeqlen = 8192;
 constexpr int64_t kMidScanMaxChains = 128;
 constexpr int64_t kMidScanMaxSeqlen = 2048;
 
+// Past kWideScanMaxChains, up to this many channels per SM at dstate <= 16
+// and kBlockScanMinSeqlen to kBlockScanMaxSeqlen steps, while channels x
+// steps x dstate stays within kBlockScanMaxWorkPerSm per SM: the block scan
+// (one channel a block, several warps). H100, bf16 with the flags, ms
+// (`ssmtune bench`, bench/NOTES.md version 27), the default before against
+// the block scan at this rule's layout: (2, 64, 2048, 16) 0.0323 / 0.0224,
+// (2, 128, 1024, 16) 0.0428 / 0.0206, (2, 256, 2048, 16) 0.0452 / 0.0387,
+// (2, 512, 1024, 16) 0.0443 / 0.0365, (2, 128, 4096, 16) 0.0492 / 0.0427,
+// (2, 256, 2048, 8) 0.0430 / 0.0251, (2, 512, 512, 16) 0.0255 / 0.0209,
+// (4, 128, 2048, 4) 0.0602 / 0.0181. Past the bounds the split scan's
+// segments win: (2, 256, 4096, 16) 0.0595 / 0.0718, (2, 512, 2048, 16)
+// 0.0560 / 0.0671, (2, 64, 8192, 16) 0.0629 / 0.0730, and so do the warp
+// scan's one-warp lanes at 12 channels per SM ((2, 768, 512, 16) 0.0283 /
+// 0.0327).
+constexpr int64_t kBlockScanMaxChainsPerSm = 8;
+constexpr int64_t kBlockScanMinSeqlen = 512;
+constexpr int64_t kBlockScanMaxSeqlen = 4096;
+constexpr int64_t kBlockScanMaxWorkPerSm = int64_t{1} << 17;
+
 // At dstate <= 4, from this many channels per SM the warp scan's lanes take
 // 4 steps each, not 8 (in heuristic_default).
 constexpr int64_t kShortLanesMinChainsPerSm = 32;
@@ -81,6 +100,34 @@ std::optional<FwdConfig> wide_warpscan(const FwdProblem& p, int sm_count, size_t
     if (check_config(p, c, max_shared_bytes).is_ok()) return c;
   }
   return std::nullopt;
+}
+
+// The block scan's layout for `chains` channels on `sms` SMs: about 16
+// warps an SM (4 to 16 warps a channel), 8 steps a lane up to 4 channels an
+// SM (4 at more, where 64 registers, not 85, keep 8 blocks resident; and at
+// 16 warps), then fewer warps and steps while half the chunk still covers
+// the sequence.
+std::optional<FwdConfig> mid_blockscan(const FwdProblem& p, int64_t sms, size_t max_shared_bytes) {
+  const int64_t chains = p.batch * p.dim;
+  if (chains <= kWideScanMaxChains || chains > kBlockScanMaxChainsPerSm * sms || p.dstate > 16 ||
+      p.seqlen < kBlockScanMinSeqlen || p.seqlen > kBlockScanMaxSeqlen ||
+      chains * p.seqlen * p.dstate > kBlockScanMaxWorkPerSm * sms)
+    return std::nullopt;
+  const int64_t per_sm = (chains + sms - 1) / sms;
+  FwdConfig c = default_config(p, ScanAlgo::kBlockScan, AccType::kF32, max_shared_bytes);
+  int warps = 16;
+  while (warps > 4 && warps * per_sm > 16) warps /= 2;
+  c.items = per_sm <= 4 && warps < 16 ? 8 : 4;
+  while (int64_t{16} * warps * c.items >= p.seqlen && (warps > 4 || c.items > 4)) {
+    if (warps > 4)
+      warps /= 2;
+    else
+      c.items /= 2;
+  }
+  c.threads = 32 * warps;
+  c.chunk = c.threads * c.items;
+  if (!check_config(p, c, max_shared_bytes).is_ok()) return std::nullopt;
+  return c;
 }
 
 // At dstate 4 to 15, from this many channels per SM, on sequences of 1024
@@ -185,6 +232,14 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
                   (wide->n_split > 1 ? ", a channel's states over " +
                                            std::to_string(wide->n_split) + " blocks (state groups)"
                                      : std::string())};
+  // A few hundred channels, short of filling the SMs with one warp each:
+  // the block scan, several warps a channel.
+  const int64_t sms = sm_count > 0 ? sm_count : 128;
+  if (const auto block = mid_blockscan(p, sms, max_shared_bytes))
+    return {*block, "blockscan: " + std::to_string(chains) + " channels; " +
+                        std::to_string(block->threads / 32) +
+                        " warps each, the sequence in chunks of " + std::to_string(block->chunk) +
+                        " steps"};
   // A few more channels, up to 2048 steps at dstate 9 to 16: 8 warps a
   // channel over state groups.
   if (chains > kWideScanMaxChains && chains <= kMidScanMaxChains && p.dstate > 8 &&
@@ -213,7 +268,6 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
   // / 0.161 ms, (16, 768, 1024, 4) 0.103 / 0.125, (4, 1536, 4096, 4) 0.227
   // / 0.233, fp32 (8, 1024, 2048, 4) 0.193 / 0.214; at 16 channels per SM,
   // (8, 256, 1024, 4) fp32, 0.040 / 0.036.
-  const int64_t sms = sm_count > 0 ? sm_count : 128;
   if (const auto small = small_state_pipelined(p, sms, max_shared_bytes))
     return {*small, "pipelined: " + std::to_string(p.dstate) + " states a channel over " +
                         std::to_string(chains) + " channels (" +

@@ -78,12 +78,13 @@ TEST_CASE("the scan layout's regions follow each other and sum to its bytes",
         }
 }
 
-TEST_CASE("the warp scan saves checkpoints at multiples of a lane's steps", "[tuner][algorithms]") {
+TEST_CASE("the warp and block scans save checkpoints at multiples of a lane's steps",
+          "[tuner][algorithms]") {
   const FwdProblem p = testing::shape(2, 4, 1024, 8, DType::kF32);
   for (const FwdAlgorithm* a : fwd_algorithms()) {
     FwdConfig c = default_config(p, a->id());
     INFO(c.key());
-    if (a->id() == ScanAlgo::kWarpScan) {
+    if (a->id() == ScanAlgo::kWarpScan || a->id() == ScanAlgo::kBlockScan) {
       CHECK(a->saves_states());
       CHECK(a->checkpoint_step(c) == c.items);
     } else if (a->id() == ScanAlgo::kBlelloch) {

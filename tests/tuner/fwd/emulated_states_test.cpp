@@ -10,6 +10,7 @@
 #include "support/cuda_emulation.h"
 // clang-format off: the shim must come first
 SSMTUNE_EMULATED_KERNELS_BEGIN
+#include "ssm/fwd_blockscan.cuh"
 #include "ssm/fwd_sequential.cuh"
 #include "ssm/fwd_state_sum.cuh"
 #include "ssm/fwd_warpscan.cuh"
@@ -62,9 +63,12 @@ FwdHostInputs prefix(const FwdHostInputs& in, int64_t len) {
   return out;
 }
 
-// kScan: the warp scan (ssm_fwd_warpscan), else the sequential kernel.
-template <typename Tr, bool kScan = false>
+// kAlgo: the sequential kernel, the warp scan (ssm_fwd_warpscan) or the
+// block scan (ssm_fwd_blockscan).
+template <typename Tr, ScanAlgo kAlgo = ScanAlgo::kSequential>
 void check_saving(FwdProblem p, int shift, uint64_t seed) {
+  constexpr bool kScan = kAlgo == ScanAlgo::kWarpScan;
+  constexpr bool kBlock = kAlgo == ScanAlgo::kBlockScan;
   p.return_last_state = true;  // the reference's last state is the checkpoint
   INFO("problem " << p.key() << " interval " << (1 << shift) << " seed " << seed);
   const FwdHostInputs in = make_inputs(p, seed);
@@ -91,13 +95,15 @@ void check_saving(FwdProblem p, int shift, uint64_t seed) {
       static_cast<int>(p.groups) *
       ssmtune_kernels::tiles_per_group(static_cast<int>(p.dim_per_group()), Tr::kDStep);
   constexpr size_t smem_bytes =
-      kScan ? static_cast<size_t>(ssmtune_kernels::scan_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep,
-                                                                    Tr::kThreads, 4, Tr::kVarB,
-                                                                    Tr::kVarC, false, Tr::kNSplit)
-                                      .bytes)
-            : 4 * static_cast<size_t>(ssmtune_kernels::chunk_smem_layout(
-                                          Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC)
-                                          .floats);
+      kBlock ? static_cast<size_t>(
+                   ssmtune_kernels::blockscan_smem_layout(Tr::kN, Tr::kThreads / 32, 4).bytes)
+      : kScan ? static_cast<size_t>(
+                    ssmtune_kernels::scan_smem_layout(Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kThreads,
+                                                      4, Tr::kVarB, Tr::kVarC, false, Tr::kNSplit)
+                        .bytes)
+              : 4 * static_cast<size_t>(ssmtune_kernels::chunk_smem_layout(
+                                            Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC)
+                                            .floats);
   REQUIRE(smem_bytes <= sizeof ssmtune_kernels::smem_raw);
   // The warp scan over state groups (grid z): each group's y, then their sum.
   constexpr int kGroups = kScan ? Tr::kNSplit : 1;
@@ -107,7 +113,9 @@ void check_saving(FwdProblem p, int shift, uint64_t seed) {
   emulation::launch(
       static_cast<unsigned>(tiles), static_cast<unsigned>(p.batch), kGroups, Tr::kThreads,
       [&k] {
-        if constexpr (kScan)
+        if constexpr (kBlock)
+          ssmtune_kernels::ssm_fwd_blockscan<Tr>(k);
+        else if constexpr (kScan)
           ssmtune_kernels::ssm_fwd_warpscan<Tr>(k);
         else
           ssmtune_kernels::ssm_fwd_sequential<Tr>(k);
@@ -177,9 +185,9 @@ TEST_CASE("the warp scan's saving variant writes every checkpoint (emulated)", "
   p.has_d = p.has_z = p.has_delta_bias = p.delta_softplus = p.has_initial_state = true;
   using T1 = FwdTraits<float, float, 5, 128, 2, 64, 4, 1, ExpKind::kAccurate, 0, true, true, true,
                        true, true, true, true, true>;
-  check_saving<T1, true>(p, 3, 34);
+  check_saving<T1, ScanAlgo::kWarpScan>(p, 3, 34);
   p.seqlen = 600;
-  check_saving<T1, true>(p, 8, 35);
+  check_saving<T1, ScanAlgo::kWarpScan>(p, 8, 35);
   // 4 warps a channel, 8 steps a lane (chunks of 1024 past the sequence):
   // checkpoints every 8 steps, every lane's entry; bf16, constant C.
   FwdProblem q = testing::shape(1, 3, 70, 4, DType::kBF16, 1);
@@ -187,7 +195,7 @@ TEST_CASE("the warp scan's saving variant writes every checkpoint (emulated)", "
   q.has_d = true;
   using T4 = FwdTraits<__nv_bfloat16, float, 4, 1024, 1, 128, 8, 1, ExpKind::kAccurate, 0, true,
                        false, true, false, false, false, true, false>;
-  check_saving<T4, true>(q, 3, 36);
+  check_saving<T4, ScanAlgo::kWarpScan>(q, 3, 36);
   // 16 warps a channel, 4 steps a lane (chunks of 2048, the default for very
   // few channels past 1024 steps): checkpoints every 512 steps and every
   // 2048 (every chunk's end); every flag, an initial state.
@@ -195,13 +203,33 @@ TEST_CASE("the warp scan's saving variant writes every checkpoint (emulated)", "
   w.has_d = w.has_z = w.has_delta_bias = w.delta_softplus = w.has_initial_state = true;
   using T16 = FwdTraits<float, float, 8, 2048, 1, 512, 4, 1, ExpKind::kAccurate, 0, true, true,
                         true, true, true, true, true, true>;
-  check_saving<T16, true>(w, 9, 37);
-  check_saving<T16, true>(w, 11, 38);
+  check_saving<T16, ScanAlgo::kWarpScan>(w, 9, 37);
+  check_saving<T16, ScanAlgo::kWarpScan>(w, 11, 38);
   // The same over 4 blocks of 2 states each (state groups): each writes its
   // states' checkpoints.
   using T16g = FwdTraits<float, float, 8, 2048, 1, 512, 4, 4, ExpKind::kAccurate, 0, true, true,
                          true, true, true, true, true, true>;
-  check_saving<T16g, true>(w, 9, 39);
+  check_saving<T16g, ScanAlgo::kWarpScan>(w, 9, 39);
+}
+
+TEST_CASE("the block scan's saving variant writes every checkpoint (emulated)", "[fwd][emulated]") {
+  // 4 warps of 4 steps (chunks of 512): checkpoints every 16 steps and every
+  // 512 (each chunk's end); two groups of 3 channels, every flag. (Traits
+  // unlike those of emulated_scans_test.cpp, which instantiates the plain
+  // kernel: one template instance per traits in the test binary.)
+  FwdProblem p = testing::shape(2, 6, 1300, 6, DType::kF32, 2);
+  p.has_d = p.has_z = p.has_delta_bias = p.delta_softplus = p.has_initial_state = true;
+  using T4 = FwdTraits<float, float, 6, 512, 1, 128, 4, 1, ExpKind::kAccurate, 0, true, true, true,
+                       true, true, true, true, true>;
+  check_saving<T4, ScanAlgo::kBlockScan>(p, 4, 40);
+  check_saving<T4, ScanAlgo::kBlockScan>(p, 9, 41);
+  // 2 warps of 16 steps, bf16, constant C: checkpoints every 16 steps.
+  FwdProblem q = testing::shape(1, 3, 200, 4, DType::kBF16, 1);
+  q.variable_c = false;
+  q.has_d = true;
+  using T16 = FwdTraits<__nv_bfloat16, float, 4, 1024, 1, 64, 16, 1, ExpKind::kAccurate, 0, true,
+                        false, true, false, false, false, true, false>;
+  check_saving<T16, ScanAlgo::kBlockScan>(q, 4, 42);
 }
 
 }  // namespace

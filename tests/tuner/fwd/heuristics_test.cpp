@@ -71,8 +71,9 @@ TEST_CASE("pipelined defaults stay legal from dstate 1 to 256", "[tuner]") {
 
 TEST_CASE("few channels and long sequences go to the split scan", "[tuner]") {
   for (const FwdProblem& p :
-       {shape(1, 2048, 65536, 16), shape(1, 5120, 16384, 16), shape(2, 64, 4096, 16, DType::kF32),
-        shape(1, 1536, 1024, 16), shape(4, 512, 1024, 16), shape(1, 2048, 2048, 16)}) {
+       {shape(1, 2048, 65536, 16), shape(1, 5120, 16384, 16), shape(2, 64, 8192, 16, DType::kF32),
+        shape(1, 1536, 1024, 16), shape(4, 512, 1024, 16), shape(1, 2048, 2048, 16),
+        shape(2, 256, 4096, 16), shape(2, 512, 2048, 16)}) {
     const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
     INFO(p.key() << " " << d.config.key() << ": " << d.reason);
     CHECK(d.config.algo == ScanAlgo::kSplit);
@@ -233,9 +234,10 @@ TEST_CASE("very few channels get several warps each of the warp scan", "[tuner]"
 }
 
 TEST_CASE("up to 128 channels at dstate 9 to 16 take 8 warps over state groups", "[tuner]") {
-  // 128 channels of 8 warps: 2 groups fill the wave (2048 warps of 2112).
-  for (const FwdProblem& p : {shape(2, 64, 2048, 16), shape(4, 32, 2048, 16, DType::kF32),
-                              shape(1, 128, 1024, 16), shape(1, 80, 2000, 12, DType::kF16)}) {
+  // 128 channels of 8 warps: 2 groups fill the wave (2048 warps of 2112);
+  // below the block scan's 512 steps.
+  for (const FwdProblem& p : {shape(2, 64, 384, 16), shape(4, 32, 256, 16, DType::kF32),
+                              shape(1, 128, 500, 16), shape(1, 80, 300, 12, DType::kF16)}) {
     const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
     INFO(p.key() << " " << d.config.key() << ": " << d.reason);
     CHECK(d.config.algo == ScanAlgo::kWarpScan);
@@ -246,15 +248,51 @@ TEST_CASE("up to 128 channels at dstate 9 to 16 take 8 warps over state groups",
     CHECK(d.reason.find("state groups") != std::string::npos);
     CHECK(check_config(p, d.config, kShared).is_ok());
   }
-  // Past 2048 steps, past 128 channels, dstate 8, or a GPU whose wave two
-  // groups would not fit: the rules before (the split scan here).
-  for (const FwdProblem& p : {shape(2, 64, 4096, 16), shape(2, 96, 2048, 16)}) {
+  // From 512 steps: the block scan.
+  for (const FwdProblem& p : {shape(2, 64, 2048, 16), shape(4, 32, 2048, 16, DType::kF32),
+                              shape(1, 128, 1024, 16), shape(2, 96, 2048, 16)}) {
     INFO(p.key());
-    CHECK(heuristic_default(p, kSms, kShared).config.algo == ScanAlgo::kSplit);
+    CHECK(heuristic_default(p, kSms, kShared).config.algo == ScanAlgo::kBlockScan);
   }
-  CHECK(heuristic_default(shape(2, 64, 2048, 16), 100, kShared).config.algo == ScanAlgo::kSplit);
-  const FwdConfig eight = heuristic_default(shape(2, 64, 2048, 8), kSms, kShared).config;
+  // A GPU whose wave two groups would not fit: the rules after (the split scan here).
+  CHECK(heuristic_default(shape(2, 64, 384, 16), 16, kShared).config.n_split == 1);
+  const FwdConfig eight = heuristic_default(shape(2, 64, 384, 8), kSms, kShared).config;
   CHECK_FALSE((eight.algo == ScanAlgo::kWarpScan && eight.n_split > 1));
+}
+
+TEST_CASE("a few hundred channels take the block scan", "[tuner]") {
+  struct Case {
+    FwdProblem p;
+    int threads, items;
+  };
+  // About 16 warps an SM: 16 warps a channel at one channel an SM, 8 at two,
+  // 4 from four; 8 steps a lane up to 4 channels an SM; a chunk no more than
+  // twice the sequence.
+  for (const Case& k :
+       {Case{shape(2, 64, 2048, 16), 512, 4}, Case{shape(2, 64, 1024, 16), 256, 4},
+        Case{shape(2, 64, 512, 16), 128, 4}, Case{shape(2, 128, 2048, 16), 256, 8},
+        Case{shape(2, 128, 512, 16), 128, 4}, Case{shape(2, 256, 2048, 8), 128, 8},
+        Case{shape(2, 256, 1024, 16, DType::kF32), 128, 8}, Case{shape(2, 512, 1024, 16), 128, 4},
+        Case{shape(4, 128, 2048, 4), 128, 8}, Case{shape(1, 768, 1024, 16, DType::kF32), 128, 4},
+        Case{shape(2, 128, 4096, 16), 256, 8}}) {
+    const FwdDefaultChoice d = heuristic_default(k.p, kSms, kShared);
+    INFO(k.p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK(d.config.algo == ScanAlgo::kBlockScan);
+    CHECK(d.config.threads == k.threads);
+    CHECK(d.config.items == k.items);
+    CHECK(d.config.chunk == k.threads * k.items);
+    CHECK(check_config(k.p, d.config, kShared).is_ok());
+  }
+  // Outside the bounds: 64 channels or fewer, more than 8 an SM, dstate past
+  // 16, fewer than 512 or more than 4096 steps, more work than 2^17
+  // (channel, step, state) an SM.
+  for (const FwdProblem& p :
+       {shape(2, 32, 2048, 16), shape(2, 768, 1024, 16), shape(2, 128, 2048, 32),
+        shape(2, 256, 256, 16), shape(2, 128, 8192, 16), shape(2, 256, 4096, 16)}) {
+    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
+    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK(d.config.algo != ScanAlgo::kBlockScan);
+  }
 }
 
 TEST_CASE("sequential defaults stay legal from dstate 1 to 256", "[tuner]") {

@@ -37,7 +37,8 @@ TEST_CASE("the forward's saving variant compiles without spills for every saving
     inst.insert(inst.end(), plan->kernels.begin(), plan->kernels.end());
     ++algorithms;
   }
-  CHECK(algorithms == 6);  // sequential, pipelined, split, multipass, look-back, warp scan
+  // sequential, pipelined, split, multipass, look-back, warp scan, block scan
+  CHECK(algorithms == 7);
   auto plain_specs = jit::make_programs(inst, 0, "sm_90", "ssm_fwd");
   auto saving_specs = jit::make_programs(inst, 0, "sm_90", "ssm_fwd_states");
   REQUIRE(plain_specs.size() == 1);

@@ -17,6 +17,7 @@ const FwdAlgorithm& multipass_algorithm();
 const FwdAlgorithm& lookback_algorithm();
 const FwdAlgorithm& pipelined_algorithm();
 const FwdAlgorithm& split_algorithm();
+const FwdAlgorithm& blockscan_algorithm();
 
 // Segments of the split scan that give about `blocks` blocks for the layout
 // of `c` on `p`, each of at least `min_chunks` chunks; 1 where the sequence

@@ -1,0 +1,149 @@
+// Block-wide scan, one channel a block: kW = kThreads / 32 warps share the
+// channel, each lane kItems consecutive timesteps (a chunk is 32 kW kItems
+// steps). Per state the lane's items are reduced serially, each warp's 32
+// maps are scanned with shuffles, the warps' totals meet in shared memory
+// (one barrier a state) and each lane folds those before it into the
+// carried state, then re-runs its items adding C h to y. Unlike the warp
+// scan, nothing is staged: each lane reads its own items of the state's B
+// and C rows straight from global memory (the rows are the block's alone,
+// so staging would only cost shared memory, hence resident blocks), the
+// next state's B row in flight while this state runs. The layout is for
+// a few hundred to a few thousand channels: several warps a channel fill
+// the SMs where one warp a channel leaves them a few warps each.
+#pragma once
+
+#include "ssm/fwd_chunk.cuh"
+#include "ssm/fwd_scan_common.cuh"
+
+namespace ssmtune_kernels {
+
+// One lane's kItems values of state n of a B/C row from timestep t on
+// (valid of them inside the sequence, zero past it), as loaded; the
+// constant (dim, dstate) form is one value.
+template <typename Tr, bool kVar>
+struct BcLaneRow {
+  using Raw = typename Vec4Raw<typename Tr::InT>::type;
+  static constexpr int kGroups = kVar ? Tr::kItems / 4 : 1;
+  Raw v[kGroups];
+  float constant;
+
+  __device__ __forceinline__ void load(const SsmFwdParams& p, const void* base,
+                                       long long batch_stride, long long group_stride,
+                                       long long dstate_stride, long long dim_stride,
+                                       const Tile& tile, int d, int n, long long t) {
+    if constexpr (kVar) {
+#pragma unroll
+      for (int q = 0; q < kGroups; ++q) {
+        const long long tq = t + 4 * q;
+        const int valid = static_cast<int>(min(4LL, max(0LL, p.seqlen - tq)));
+        v[q] = load4_raw<typename Tr::InT>(
+            base, bc_index(batch_stride, group_stride, dstate_stride, tile, n, tq), valid,
+            p.vec4 != 0);
+      }
+    } else {
+      constant = static_cast<const float*>(base)[d * dim_stride + n];
+    }
+  }
+  __device__ __forceinline__ void unpack(float (&out)[Tr::kItems]) const {
+    if constexpr (kVar) {
+#pragma unroll
+      for (int q = 0; q < kGroups; ++q) {
+        float x[4];
+        unpack4<typename Tr::InT>(v[q], x);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) out[4 * q + j] = x[j];
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < Tr::kItems; ++i) out[i] = constant;
+    }
+  }
+};
+
+template <typename Tr>
+__global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_blockscan(const SsmFwdParams p) {
+  constexpr int kW = Tr::kThreads / 32;  // warps of the channel
+  static_assert(Tr::kDStep == 1, "blockscan: one channel a block");
+  static_assert(Tr::kNSplit == 1, "blockscan: every state in one block");
+  static_assert(Tr::kItems % 4 == 0, "blockscan: items a multiple of 4");
+  static_assert(Tr::kChunk == 32 * kW * Tr::kItems, "blockscan: chunk must be 32 * warps * items");
+  using AccT = typename Tr::AccT;
+  constexpr BlockScanSmemLayout l = blockscan_smem_layout(Tr::kN, kW, sizeof(AccT));
+  extern __shared__ float4 smem_raw[];
+  char* smem = reinterpret_cast<char*>(smem_raw);
+  AccT* s_h = reinterpret_cast<AccT*>(smem + l.h);    // carried state per n
+  float* s_a = reinterpret_cast<float*>(smem + l.a);  // A, pre-scaled
+  AccT* s_w = reinterpret_cast<AccT*>(smem + l.w);    // [buffer][warp] totals, a then b
+
+  const Tile tile = make_tile<Tr>(p, blockIdx.x, blockIdx.y);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int first = threadIdx.x * Tr::kItems;  // chunk-local timestep of item 0
+  const int d = tile.d0;                       // tile.nd == 1: every block has its channel
+  const float bias = Tr::kHasBias ? p.delta_bias[d] : 0.0f;
+  for (int n = threadIdx.x; n < Tr::kN; n += Tr::kThreads) {
+    s_h[n] = Tr::kH0 ? static_cast<AccT>(p.h0[tile.b * p.h0_batch_stride + d * p.h0_dim_stride + n])
+                     : AccT(0);
+    s_a[n] = p.A[d * p.A_dim_stride + n] * a_scale<Tr>();
+  }
+
+  constexpr bool kSaves = decltype(make_state_sink(p, 0, 0, false))::kEnabled;
+  ThreadItems<Tr> it;
+  RawItems<Tr> raw;
+  raw.load(p, tile.b, d, first);
+  int buf = 0;
+  for (int t0 = 0; t0 < p.seqlen; t0 += Tr::kChunk) {
+    const int len = min(Tr::kChunk, p.seqlen - t0);
+    float* const ckpt = checkpoint_row<kSaves>(p, tile.b, d, true, t0 + first);
+    it.convert(p, raw, t0 + first, bias);
+    if (t0 + Tr::kChunk < p.seqlen) raw.load(p, tile.b, d, t0 + Tr::kChunk + first);
+    AccT y[Tr::kItems];
+#pragma unroll
+    for (int i = 0; i < Tr::kItems; ++i) y[i] = 0;
+    BcLaneRow<Tr, Tr::kVarB> brow;
+    brow.load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride,
+              tile, d, 0, t0 + first);
+    __syncthreads();  // s_h and s_a set (first chunk); the last chunk's s_h written
+#pragma unroll 1
+    for (int n = 0; n < Tr::kN; ++n, buf ^= 1) {
+      BcLaneRow<Tr, Tr::kVarC> crow;
+      crow.load(p, p.C, p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, p.C_batch_stride,
+                tile, d, n, t0 + first);
+      float bv[Tr::kItems];
+      brow.unpack(bv);
+      if (n + 1 < Tr::kN)
+        brow.load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride,
+                  tile, d, n + 1, t0 + first);
+      const AccT a2 = static_cast<AccT>(s_a[n]);
+      ItemMaps<Tr> maps;
+      const Affine<AccT> incl = maps.build_from(it, a2, n, bv);
+      Affine<AccT> excl;
+      const Affine<AccT> total = warp_scan_maps(incl, lane, excl);
+      AccT* w = s_w + 2 * kW * buf;
+      if (lane == 0) {
+        w[2 * warp] = total.a;
+        w[2 * warp + 1] = total.b;
+      }
+      AccT h = s_h[n];
+      __syncthreads();
+      // The state entering this warp: the carried one through the totals of
+      // the warps before it. (Buffer buf is written again two states later,
+      // after every thread has passed the next state's barrier.)
+      for (int j = 0; j < warp; ++j) h = w[2 * j] * h + w[2 * j + 1];
+      const AccT hin = excl.a * h + excl.b;
+      if (ckpt != nullptr) ckpt[static_cast<long long>(n) * p.dim] = static_cast<float>(hin);
+      float cv[Tr::kItems];
+      crow.unpack(cv);
+      maps.rerun_from(hin, cv, y);
+      if (warp == kW - 1 && lane == 0) s_h[n] = total.a * h + total.b;
+    }
+    write_items<Tr>(p, tile.b, d, t0 + first, len - first, y, it.u);
+  }
+  if constexpr (Tr::kLastState) {
+    __syncthreads();  // the last warp wrote the final states
+    for (int n = threadIdx.x; n < Tr::kN; n += Tr::kThreads)
+      p.last_state[tile.b * p.last_state_batch_stride + d * p.last_state_dim_stride + n] =
+          static_cast<float>(s_h[n]);
+  }
+}
+
+}  // namespace ssmtune_kernels
