@@ -31,10 +31,10 @@ class BlockScan final : public FwdAlgorithm {
     return {};
   }
   size_t shared_bytes(const FwdProblem& p, const FwdConfig& c) const override {
-    return static_cast<size_t>(ssmtune_kernels::blockscan_smem_layout(
-                                   static_cast<int>(p.dstate), c.threads / 32,
-                                   c.acc == AccType::kF64 ? 8 : 4)
-                                   .bytes);
+    return static_cast<size_t>(
+        ssmtune_kernels::blockscan_smem_layout(static_cast<int>(p.dstate), c.threads / 32,
+                                               c.acc == AccType::kF64 ? 8 : 4)
+            .bytes);
   }
   void plan(const FwdPlanContext& x, FwdPlan& plan) const override {
     plan.launches.push_back(
@@ -62,7 +62,8 @@ class BlockScan final : public FwdAlgorithm {
     c.items = c.acc == AccType::kF64 ? 8 : 16;
     c.threads = 32;
     while (c.threads < 128 && int64_t{c.threads} * c.items < p.seqlen) c.threads *= 2;
-    if (p.seqlen <= 128) c.items = 4;
+    if (p.seqlen <= 128)
+      c.items = 4;
     else if (p.seqlen <= 256)
       c.items = 8;
     c.chunk = c.threads * c.items;
