@@ -99,9 +99,11 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_blockscan(const SsmFwdPa
     AccT y[Tr::kItems];
 #pragma unroll
     for (int i = 0; i < Tr::kItems; ++i) y[i] = 0;
+    // (Constant B/C: the batch stride field holds the dim stride, the last
+    // stride argument.)
     BcLaneRow<Tr, Tr::kVarB> brow;
-    brow.load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride,
-              tile, d, 0, t0 + first);
+    brow.load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride, tile,
+              d, 0, t0 + first);
     __syncthreads();  // s_h and s_a set (first chunk); the last chunk's s_h written
 #pragma unroll 1
     for (int n = 0; n < Tr::kN; ++n, buf ^= 1) {
