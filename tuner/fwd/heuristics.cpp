@@ -132,24 +132,28 @@ std::optional<FwdConfig> mid_blockscan(const FwdProblem& p, int64_t sms, size_t 
 
 // At dstate 4 to 15, from this many channels per SM, on sequences of 1024
 // to 4096 steps: the pipelined kernel with a channel's states over 2 or 4
-// threads. At dstate 4 and 8, 4 threads (1 or 2 states a thread), in blocks
-// of 16 channels, chunks of 64 steps in a ring of 2. H100, this layout against the defaults before
-// (the warp scan at dstate 4; the split scan or the warp scan at 8), ms: with the flags, bf16 (4,
-// 1536, 4096, 4) 0.165 / 0.229, (16, 768, 1024, 4) 0.086 / 0.102, (8, 1024, 2048, 4) 0.101 / 0.134,
-// (2, 1536, 2048, 4) 0.072 / 0.081, (8, 1536, 2048, 8) 0.190 / 0.390, (16, 768, 1024, 8) 0.101 /
-// 0.180; fp32 (8, 1024, 2048, 4) 0.172 / 0.191; plain, fp16 (16, 1536, 1024, 4) 0.105 / 0.134, fp32
-// (4, 2048, 4096, 8) 0.181 / 0.310 (bench/NOTES.md, version 25). At 16 channels per SM the warp
-// scan stays faster ((8, 256, 1024, 4) fp32 0.033 / 0.026, (1, 2048, 4096, 4) bf16 0.119 / 0.079).
+// threads. At dstate 4 and 8, 4 threads (1 or 2 states a thread), in
+// blocks of 16 channels, chunks of 64 steps in a ring of 2. H100, this
+// layout against the defaults before (the warp scan at dstate 4; the split
+// scan or the warp scan at 8), ms: with the flags, bf16 (4, 1536, 4096, 4)
+// 0.165 / 0.229, (16, 768, 1024, 4) 0.086 / 0.102, (8, 1024, 2048, 4) 0.101
+// / 0.134, (2, 1536, 2048, 4) 0.072 / 0.081, (8, 1536, 2048, 8) 0.190 /
+// 0.390, (16, 768, 1024, 8) 0.101 / 0.180; fp32 (8, 1024, 2048, 4) 0.172 /
+// 0.191; plain, fp16 (16, 1536, 1024, 4) 0.105 / 0.134, fp32 (4, 2048,
+// 4096, 8) 0.181 / 0.310 (bench/NOTES.md, version 25). At 16 channels per
+// SM the warp scan stays faster ((8, 256, 1024, 4) fp32 0.033 / 0.026, (1,
+// 2048, 4096, 4) bf16 0.119 / 0.079).
 //
-// Between them and up to dstate 15 the pipelined kernel's own default
+// At the other dstates up to 15, the pipelined kernel's default before
 // (pow2_floor(dstate / 4) lanes: 1 at dstate 5 to 7, 2 at 9 to 15) and the
 // split scan lost to mamba_ssm. H100, bf16 with the flags, exhaustive tunes
 // (45 s each), ms: dstate 5 to 7, 2 lanes of up to 4 states, blocks of 32
-// channels, chunks of 32 in a ring of 2: (8, 1536, 2048, 6) 0.169 against
-// the split scan's 0.380 (mamba_ssm 0.233); dstate 9 to 15, 4 lanes of up
-// to 4 states, 16 channels, chunks of 32 in a ring of 3: (8, 1536, 2048,
-// 12) 0.246 (the best, K64.D16.i2, 0.241) against the pipelined default's
-// 0.439 (mamba_ssm 0.361), (4, 2048, 4096, 12) 0.308, the best of the tune.
+// channels, chunks of 32 in a ring of 2 (now that kernel's own default):
+// (8, 1536, 2048, 6) 0.169 against the split scan's 0.380 (mamba_ssm
+// 0.233); dstate 9 to 15, 4 lanes of up to 4 states, 16 channels, chunks of
+// 32 in a ring of 3: (8, 1536, 2048, 12) 0.246 (the best, K64.D16.i2,
+// 0.241) against the old pipelined default's 0.439 (mamba_ssm 0.361), (4,
+// 2048, 4096, 12) 0.308, the best of the tune.
 constexpr int64_t kSmallStatePipelinedMinChainsPerSm = 20;
 constexpr int64_t kSmallStatePipelinedMinSeqlen = 1024;
 
