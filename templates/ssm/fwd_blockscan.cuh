@@ -60,8 +60,19 @@ struct BcLaneRow {
   }
 };
 
+// Blocks an SM the kernel is built for: at 16 half-precision steps a lane,
+// 16 warps an SM (128 registers a thread, none spilled), where the compiler
+// would otherwise take about 160 and leave 12; otherwise no bound. (fp32
+// rows at 16 steps spill at 128.) The next chunk's reads are in flight
+// only up to 8 steps a lane, for the same registers.
 template <typename Tr>
-__global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_blockscan(const SsmFwdParams p) {
+constexpr int kBlockScanMinBlocks = Tr::kItems >= 16 && sizeof(typename Tr::InT) == 2
+                                        ? 512 / Tr::kThreads
+                                        : 0;
+
+template <typename Tr>
+__global__ void __launch_bounds__(Tr::kThreads, kBlockScanMinBlocks<Tr>)
+    ssm_fwd_blockscan(const SsmFwdParams p) {
   constexpr int kW = Tr::kThreads / 32;  // warps of the channel
   static_assert(Tr::kDStep == 1, "blockscan: one channel a block");
   static_assert(Tr::kNSplit == 1, "blockscan: every state in one block");
@@ -89,13 +100,17 @@ __global__ void __launch_bounds__(Tr::kThreads) ssm_fwd_blockscan(const SsmFwdPa
   constexpr bool kSaves = decltype(make_state_sink(p, 0, 0, false))::kEnabled;
   ThreadItems<Tr> it;
   RawItems<Tr> raw;
-  raw.load(p, tile.b, d, first);
+  if constexpr (Tr::kItems <= 8) raw.load(p, tile.b, d, first);
   int buf = 0;
   for (int t0 = 0; t0 < p.seqlen; t0 += Tr::kChunk) {
     const int len = min(Tr::kChunk, p.seqlen - t0);
     float* const ckpt = checkpoint_row<kSaves>(p, tile.b, d, true, t0 + first);
-    it.convert(p, raw, t0 + first, bias);
-    if (t0 + Tr::kChunk < p.seqlen) raw.load(p, tile.b, d, t0 + Tr::kChunk + first);
+    if constexpr (Tr::kItems <= 8) {
+      it.convert(p, raw, t0 + first, bias);
+      if (t0 + Tr::kChunk < p.seqlen) raw.load(p, tile.b, d, t0 + Tr::kChunk + first);
+    } else {
+      it.load(p, tile.b, d, t0 + first, bias);
+    }
     AccT y[Tr::kItems];
 #pragma unroll
     for (int i = 0; i < Tr::kItems; ++i) y[i] = 0;
