@@ -118,12 +118,15 @@ std::optional<FwdConfig> mid_blockscan(const FwdProblem& p, int64_t sms, size_t 
   FwdConfig c = default_config(p, ScanAlgo::kBlockScan, AccType::kF32, max_shared_bytes);
   int warps = 16;
   while (warps > 4 && warps * per_sm > 16) warps /= 2;
-  if (warps == 4 && p.seqlen >= 1024 && dtype_bytes(p.dtype) == 2) {
-    // Half-precision rows from 3 channels an SM: 16 steps a lane (the
-    // kernel is built for 16 warps an SM there), a chunk of 1024 or 2048.
-    // H100, bf16 with the flags, against the layout below: (2, 512, 1024,
-    // 16) 0.0313 / 0.0365 ms (2 warps), (2, 256, 2048, 16) 0.0328 / 0.0387,
-    // (2, 256, 2048, 8) 0.0238 / 0.0245.
+  if (warps == 4 && p.seqlen >= 1024 && p.dstate >= 8 && dtype_bytes(p.dtype) == 2) {
+    // Half-precision rows from 3 channels an SM, dstate 8 or more: 16 steps
+    // a lane (the kernel is built for 16 warps an SM there), a chunk of 1024
+    // or 2048. H100, one run, with the flags, ms, against the layout below:
+    // bf16 (2, 512, 1024, 16) 0.0311 / 0.0364, (2, 256, 2048, 16) 0.0327 /
+    // 0.0384, (2, 256, 2048, 8) 0.0236 / 0.0249, (2, 400, 4096, 8) 0.0689 /
+    // 0.0721, fp16 (1, 1024, 1024, 16) 0.0320 / 0.0358; but bf16 (2, 512,
+    // 2048, 8) 0.0413 / 0.0404. Not at dstate 4: fp16 (4, 128, 2048, 4)
+    // 0.0188 / 0.0178.
     c.items = 16;
     c.threads = p.seqlen >= 2048 ? 128 : 64;
     c.chunk = c.threads * c.items;

@@ -51,10 +51,11 @@ namespace {
 // (an eighth algorithm: its space, plans and legality lines in every
 // problem, the random configs' draws over eight algorithms) and its rule for
 // 65 channels to 8 an SM at dstate <= 16, 512 to 4096 steps (78 heuristic
-// lines, all from split or warpscan to blockscan; no other heuristic line),
-// then 16 steps a lane for half-precision rows from 3 channels an SM and
-// 1024 steps (10 heuristic lines, blockscan K512.t128.i4 -> K2048.t128.i16).
-constexpr const char* kGolden = "2ca059d8d20f3facfd996e8a38929fe5";
+// lines, all from split or warpscan to blockscan; no other heuristic line).
+// The block scan's 16 steps a lane for half-precision rows at dstate >= 8
+// moves no line here (the dump's half-precision problems in that band have
+// dstate <= 5).
+constexpr const char* kGolden = "f24245d4488f9af198c6cc1f5e28e0e7";
 
 jit::DeviceInfo device(int sm_count, int max_shared) {
   jit::DeviceInfo d;

@@ -267,15 +267,15 @@ TEST_CASE("a few hundred channels take the block scan", "[tuner]") {
   };
   // About 16 warps an SM: 16 warps a channel at one channel an SM, 8 at two,
   // 4 from three; 8 steps a lane up to 4 channels an SM; a chunk no more than
-  // twice the sequence. From three channels an SM and 1024 steps, halves
-  // take 16 steps a lane on 2 or 4 warps (chunks of 1024 or 2048).
+  // twice the sequence. From three channels an SM and 1024 steps, halves at
+  // dstate 8 or more take 16 steps a lane on 2 or 4 warps (chunks of 1024 or 2048).
   for (const Case& k :
        {Case{shape(2, 64, 2048, 16), 512, 4}, Case{shape(2, 64, 1024, 16), 256, 4},
         Case{shape(2, 64, 512, 16), 128, 4}, Case{shape(2, 128, 2048, 16), 256, 8},
         Case{shape(2, 128, 512, 16), 128, 4}, Case{shape(2, 256, 2048, 8), 128, 16},
         Case{shape(2, 256, 2048, 8, DType::kF32), 128, 8},
         Case{shape(2, 256, 1024, 16, DType::kF32), 128, 8}, Case{shape(2, 512, 1024, 16), 64, 16},
-        Case{shape(2, 512, 512, 16), 128, 4}, Case{shape(4, 128, 2048, 4, DType::kF16), 128, 16},
+        Case{shape(2, 512, 512, 16), 128, 4}, Case{shape(4, 128, 2048, 4, DType::kF16), 128, 8},
         Case{shape(1, 768, 1024, 16, DType::kF32), 128, 4},
         Case{shape(2, 128, 4096, 16), 256, 8}}) {
     const FwdDefaultChoice d = heuristic_default(k.p, kSms, kShared);
