@@ -291,6 +291,37 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
       }
     }
   }
+  // dstate <= 4 from 65 channels to where a warp each fills the GPU: the
+  // warp scan at 512 threads a block, 8 warps a channel halved while the
+  // channels' warps pass one wave of 16 per SM (the 512 threads' registers),
+  // a chunk no longer than twice the sequence. 8 steps a lane at dstate 2
+  // and 4; 4 at dstate 1 and 3, where 8 spill a few registers with some
+  // flags (ptxas, sm_90). H100, bf16 with the flags and saved states unless
+  // said, ms, against multipass: (2,64,4096,4) 128 channels, 8 warps 0.052 /
+  // 0.084; (2,100,2048,1) bf16 plain 0.018 / 0.043 (4 steps a lane 0.024);
+  // (4,128,2048,4) 4 warps 0.046 / 0.081 (fp32 plain 0.044 / 0.056);
+  // (2,256,1024,4) 0.029 / 0.071; (1,512,4096,4) 0.093 / 0.134;
+  // (8,64,2048,2) fp32 0.040 / 0.076; (1,1000,2048,4) 2 warps 0.076 /
+  // 0.128; (8,128,1024,4) fp16 0.038 / 0.077; (4,256,512,4) fp32 0.028 /
+  // 0.065. Each the best of 14 warp-scan layouts there. Not at dstate 8:
+  // (2,256,2048,8) 0.072 / 0.068.
+  if (c.algo == BwdAlgo::kMultiPass && c.acc == BwdAcc::kF32 && f.dstate <= 4 && f.seqlen > 128 &&
+      f.batch * f.dim > 64) {
+    const int64_t wave = 16 * int64_t{sm_count > 0 ? sm_count : 128};
+    const int items = f.dstate % 2 == 0 ? 8 : 4;
+    int warps = 8;
+    while (warps > 1 && f.batch * f.dim * warps > wave) warps /= 2;
+    while (warps > 1 && 16 * warps * items >= f.seqlen) warps /= 2;
+    const BwdConfig ws =
+        warp_scan(32 * warps * items, channels_a_block(f, 16 / warps), warps, c.acc, c.exp);
+    if (check_config(p, ws, limit).is_ok()) {
+      c = ws;
+      reason = "warp scan, chunks of " + std::to_string(ws.chunk) + " (" + std::to_string(warps) +
+               " warps a channel, " + std::to_string(ws.d_step) + " channels a block; " +
+               std::to_string(f.batch * f.dim) + " channels at dstate " + std::to_string(f.dstate) +
+               " fill a wave of 16 warps per SM): faster than multipass there";
+    }
+  }
   // Few channels, or a short sequence: the warp scan with several warps a
   // channel (chunks of 128 x warps, up to 2048) instead of multipass, one
   // launch and no pass over segments. H200, `ssmtune bench`, fp32 with the

@@ -45,9 +45,9 @@ TEST_CASE("every backward algorithm and dtype compiles for sm_90 without spills"
         REQUIRE(plan.is_ok());
         inst.insert(inst.end(), plan->kernels.begin(), plan->kernels.end());
       }
-  // Large and small dstate, fp32 and bf16, every flag.
-  for (int64_t n : {1, 4, 64, 256})
-    for (DType t : {DType::kF32, DType::kBF16}) {
+  // Large and small dstate, every dtype, every flag.
+  for (int64_t n : {1, 2, 3, 4, 64, 256})
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) {
       BwdProblem p;
       p.fwd = testing::shape(2, 64, 1000, n, t, 2);
       p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;

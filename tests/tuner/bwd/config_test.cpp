@@ -248,8 +248,8 @@ TEST_CASE("the backward default takes the warp scan where multipass would run, b
   // dstate 16: multipass measured faster.
   p.fwd = testing::shape(8, 256, 1024, 16, DType::kF32);
   CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kMultiPass);
-  // Too few channels for 8 warps on each of 132 SMs: multipass.
-  p.fwd = testing::shape(2, 128, 2048, 4, DType::kF32);
+  // Too few channels for 8 warps on each of 132 SMs, dstate 8: multipass.
+  p.fwd = testing::shape(2, 128, 2048, 8, DType::kF32);
   CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo == BwdAlgo::kMultiPass);
   // Enough blocks for the chunked kernel (1024): it stays.
   p.fwd = testing::shape(16, 4096, 2048, 4, DType::kF32);
@@ -262,6 +262,48 @@ TEST_CASE("the backward default takes the warp scan where multipass would run, b
   // dstate 256: its B/C rows do not fit at chunk 128 either.
   p.fwd = testing::shape(8, 256, 1024, 256, DType::kF32);
   CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.algo != BwdAlgo::kWarpScan);
+}
+
+TEST_CASE("the backward default scans dstate <= 4 over a few hundred channels, warps a channel",
+          "[bwd]") {
+  // 512 threads a block; 8 warps a channel halved while the channels' warps
+  // pass 16 an SM; 8 steps a lane at even dstate, 4 at odd; a chunk no
+  // longer than twice the sequence.
+  struct Want {
+    int64_t batch, dim, seqlen, dstate;
+    const char* key;
+  };
+  BwdProblem p;
+  for (const Want& w : {Want{2, 64, 4096, 4, "ws.K2048.D2.fp32.t512.s1.fast"},
+                        Want{2, 100, 2048, 1, "ws.K1024.D2.fp32.t512.s1.fast"},
+                        Want{4, 128, 2048, 4, "ws.K1024.D4.fp32.t512.s1.fast"},
+                        Want{8, 64, 2048, 2, "ws.K1024.D4.fp32.t512.s1.fast"},
+                        Want{2, 256, 1024, 4, "ws.K1024.D4.fp32.t512.s1.fast"},
+                        Want{1, 512, 4096, 3, "ws.K512.D4.fp32.t512.s1.fast"},
+                        Want{1, 1000, 2048, 4, "ws.K512.D8.fp32.t512.s1.fast"},
+                        Want{4, 256, 512, 4, "ws.K512.D8.fp32.t512.s1.fast"},
+                        Want{4, 256, 200, 4, "ws.K256.D16.fp32.t512.s1.fast"}}) {
+    for (DType t : {DType::kF32, DType::kBF16}) {
+      p.fwd = testing::shape(w.batch, w.dim, w.seqlen, w.dstate, t);
+      p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
+      const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
+      INFO(p.key() << ": " << d.config.key() << " " << d.reason);
+      CHECK(d.config.key() == w.key);
+      CHECK(check_config(p, d.config, 227 * 1024).is_ok());
+      CHECK(d.reason.find("fill a wave of 16 warps per SM") != std::string::npos);
+      // fp64 sums: not measured there, multipass as before.
+      CHECK(default_config(p, BwdAcc::kF64, 227 * 1024, 132).config.algo == BwdAlgo::kMultiPass);
+    }
+  }
+  // dstate 8 (multipass measured faster), or enough channels for a warp
+  // each: not this rule.
+  for (const auto& [b, d, l, n] :
+       {std::array<int64_t, 4>{2, 256, 2048, 8}, std::array<int64_t, 4>{8, 256, 1024, 4}}) {
+    p.fwd = testing::shape(b, d, l, n, DType::kBF16);
+    const BwdDefault def = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
+    INFO(p.key() << ": " << def.config.key() << " " << def.reason);
+    CHECK(def.reason.find("fill a wave of 16 warps per SM") == std::string::npos);
+  }
 }
 
 TEST_CASE("the backward default scans few channels with several warps a channel", "[bwd]") {
