@@ -22,34 +22,24 @@ namespace ssmtune_kernels {
 // constant (dim, dstate) form is one value.
 template <typename Tr, bool kVar>
 struct BcLaneRow {
-  using Raw = typename Vec4Raw<typename Tr::InT>::type;
-  static constexpr int kGroups = kVar ? Tr::kItems / 4 : 1;
-  Raw v[kGroups];
+  RawRow<Tr> raw;
   float constant;
 
   __device__ __forceinline__ void load(const SsmFwdParams& p, const void* base,
                                        long long batch_stride, long long group_stride,
                                        long long dstate_stride, long long dim_stride,
                                        const Tile& tile, int d, int n, long long t) {
-    if constexpr (kVar) {
-#pragma unroll
-      for (int q = 0; q < kGroups; ++q) {
-        const long long tq = t + 4 * q;
-        const int valid = static_cast<int>(min(4LL, max(0LL, p.seqlen - tq)));
-        v[q] = load4_raw<typename Tr::InT>(
-            base, bc_index(batch_stride, group_stride, dstate_stride, tile, n, tq), valid,
-            p.vec4 != 0);
-      }
-    } else {
+    if constexpr (kVar)
+      raw.load_row(p, base, bc_index(batch_stride, group_stride, dstate_stride, tile, n, 0), t);
+    else
       constant = static_cast<const float*>(base)[d * dim_stride + n];
-    }
   }
   __device__ __forceinline__ void unpack(float (&out)[Tr::kItems]) const {
     if constexpr (kVar) {
 #pragma unroll
-      for (int q = 0; q < kGroups; ++q) {
+      for (int q = 0; q < RawRow<Tr>::kGroups; ++q) {
         float x[4];
-        unpack4<typename Tr::InT>(v[q], x);
+        unpack4<typename Tr::InT>(raw.v[q], x);
 #pragma unroll
         for (int j = 0; j < 4; ++j) out[4 * q + j] = x[j];
       }

@@ -109,15 +109,20 @@ struct RawRow {
   __device__ __forceinline__ static int valid(const SsmFwdParams& p, long long t) {
     return static_cast<int>(min(4LL, max(0LL, p.seqlen - t)));
   }
-  __device__ __forceinline__ void load(const SsmFwdParams& p, const void* base,
-                                       long long batch_stride, long long dim_stride, int b, int d,
-                                       long long t_first) {
+  // The row's elements from t_first on: element t at base[row + t].
+  __device__ __forceinline__ void load_row(const SsmFwdParams& p, const void* base, long long row,
+                                           long long t_first) {
     const bool vec = p.vec4 != 0;
 #pragma unroll
     for (int q = 0; q < kGroups; ++q) {
       const long long t = t_first + 4 * q;
-      v[q] = load4_raw<InT>(base, b * batch_stride + d * dim_stride + t, valid(p, t), vec);
+      v[q] = load4_raw<InT>(base, row + t, valid(p, t), vec);
     }
+  }
+  __device__ __forceinline__ void load(const SsmFwdParams& p, const void* base,
+                                       long long batch_stride, long long dim_stride, int b, int d,
+                                       long long t_first) {
+    load_row(p, base, b * batch_stride + d * dim_stride, t_first);
   }
 };
 
