@@ -11,6 +11,12 @@
 namespace ssmtune::bwd {
 namespace {
 
+// A shape and the default's key there.
+struct Want {
+  int64_t batch, dim, seqlen, dstate;
+  const char* key;
+};
+
 BwdProblem mid(DType t, int64_t n = 16) {
   BwdProblem p;
   p.fwd = testing::shape(8, 1536, 2048, n, t);
@@ -269,10 +275,6 @@ TEST_CASE("the backward default scans dstate <= 4 over a few hundred channels, w
   // 512 threads a block; 8 warps a channel halved while the channels' warps
   // pass 16 an SM; 8 steps a lane at even dstate, 4 at odd; a chunk no
   // longer than twice the sequence.
-  struct Want {
-    int64_t batch, dim, seqlen, dstate;
-    const char* key;
-  };
   BwdProblem p;
   for (const Want& w : {Want{2, 64, 4096, 4, "ws.K2048.D2.fp32.t512.s1.fast"},
                         Want{2, 100, 2048, 1, "ws.K1024.D2.fp32.t512.s1.fast"},
@@ -309,22 +311,22 @@ TEST_CASE("the backward default scans dstate <= 4 over a few hundred channels, w
 TEST_CASE("the backward default scans few channels with several warps a channel", "[bwd]") {
   BwdProblem p;
   // mamba_ssm's test grid: (2, 4, seqlen, 8), fp32, with its flags.
-  struct Want {
+  struct FewWant {
     int64_t dim, seqlen, dstate;
     const char* key;
     int64_t chunks;
   };
   // From 128 steps a channel's states go over as many blocks (state groups,
   // 8 warps or more each) as fill one wave of 16 warps per SM, up to 8.
-  for (const Want& w : {Want{4, 128, 8, "ws.K1024.D1.fp32.t256.s8.fast", 1},
-                        Want{4, 200, 8, "ws.K1024.D1.fp32.t256.s8.fast", 1},
-                        Want{4, 512, 8, "ws.K1024.D1.fp32.t256.s8.fast", 1},
-                        Want{4, 1024, 8, "ws.K1024.D1.fp32.t256.s8.fast", 1},
-                        Want{4, 1024, 16, "ws.K1024.D1.fp32.t256.s8.fast", 1},
-                        Want{4, 2048, 8, "ws.K2048.D1.fp32.t512.s8.fast", 1},
-                        Want{4, 2048, 16, "ws.K2048.D1.fp32.t512.s8.fast", 1},
-                        Want{32, 4096, 8, "ws.K2048.D1.fp32.t512.s2.fast", 2},
-                        Want{1536, 128, 16, "ws.K128.D8.fp32.t256.s1.fast", 1}}) {
+  for (const FewWant& w : {FewWant{4, 128, 8, "ws.K1024.D1.fp32.t256.s8.fast", 1},
+                           FewWant{4, 200, 8, "ws.K1024.D1.fp32.t256.s8.fast", 1},
+                           FewWant{4, 512, 8, "ws.K1024.D1.fp32.t256.s8.fast", 1},
+                           FewWant{4, 1024, 8, "ws.K1024.D1.fp32.t256.s8.fast", 1},
+                           FewWant{4, 1024, 16, "ws.K1024.D1.fp32.t256.s8.fast", 1},
+                           FewWant{4, 2048, 8, "ws.K2048.D1.fp32.t512.s8.fast", 1},
+                           FewWant{4, 2048, 16, "ws.K2048.D1.fp32.t512.s8.fast", 1},
+                           FewWant{32, 4096, 8, "ws.K2048.D1.fp32.t512.s2.fast", 2},
+                           FewWant{1536, 128, 16, "ws.K128.D8.fp32.t256.s1.fast", 1}}) {
     p.fwd = testing::shape(w.dim == 1536 ? 1 : 2, w.dim, w.seqlen, w.dstate, DType::kF32);
     p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
     const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
@@ -407,10 +409,6 @@ TEST_CASE("the backward default takes 3 blocks per SM when its grid fits one wav
 
 TEST_CASE("the backward default spreads dstate 5 to 16 over 4 lanes where 2 leave few blocks",
           "[bwd]") {
-  struct Want {
-    int64_t batch, dim, seqlen, dstate;
-    const char* key;
-  };
   for (const Want& w :
        {// 192 blocks of 2 lanes (the warp scan before): 384 of 4, 2 states a thread, chunk 32.
         Want{8, 1536, 2048, 8, "seq.K32.D32.fp32.t128.s4.fast.b3"},
