@@ -271,20 +271,21 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   const size_t limit =
       max_shared_bytes != 0 ? max_shared_bytes : size_t{ssmtune_kernels::kSm90SmemPerBlock};
   const bool four_by_four = c.n_split == 4 && (f.dstate + 3) / 4 == 4;
+  const int64_t channels = f.batch * f.dim;
   const int64_t channels_needed = 8 * int64_t{sm_count > 0 ? sm_count : 128};
-  if (c.algo == BwdAlgo::kMultiPass && !four_by_four && f.batch * f.dim >= channels_needed) {
+  if (c.algo == BwdAlgo::kMultiPass && !four_by_four && channels >= channels_needed) {
     // 8 warps a block at dstate <= 4, 16 beyond (H200: (8,1536,2048,4) fp32
     // with the flags 0.739 ms at 8 against 0.800 at 16; (8,256,1024,64)
     // fp32 0.496 at 16 against 0.849 at 8, (8,512,1024,32) bf16 with the
     // flags 0.538 against 0.581).
-    const int channels = channels_a_block(f, f.dstate <= 4 ? 8 : 16);
+    const int per_block = channels_a_block(f, f.dstate <= 4 ? 8 : 16);
     // B/C rows of the chunk in shared memory: within the device's limit.
     for (int chunk : {256, 128}) {
-      const BwdConfig ws = warp_scan(chunk, channels, 1, c.acc, c.exp);
+      const BwdConfig ws = warp_scan(chunk, per_block, 1, c.acc, c.exp);
       if (check_config(p, ws, limit).is_ok()) {
         c = ws;
         reason = "warp scan, chunk " + std::to_string(chunk) + ", " + std::to_string(ws.d_step) +
-                 " channels a block (" + std::to_string(f.batch * f.dim) +
+                 " channels a block (" + std::to_string(channels) +
                  " channels, a warp each, fill the GPU; dstate " + std::to_string(f.dstate) +
                  ": faster than multipass there)";
         break;
@@ -306,11 +307,11 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   // 0.065. Each the best of 14 warp-scan layouts there. Not at dstate 8:
   // (2,256,2048,8) 0.072 / 0.068.
   if (c.algo == BwdAlgo::kMultiPass && c.acc == BwdAcc::kF32 && f.dstate <= 4 && f.seqlen > 128 &&
-      f.batch * f.dim > 64) {
+      channels > 64) {
     const int64_t wave = 16 * int64_t{sm_count > 0 ? sm_count : 128};
     const int items = f.dstate % 2 == 0 ? 8 : 4;
     int warps = 8;
-    while (warps > 1 && f.batch * f.dim * warps > wave) warps /= 2;
+    while (warps > 1 && channels * warps > wave) warps /= 2;
     while (warps > 1 && 16 * warps * items >= f.seqlen) warps /= 2;
     const BwdConfig ws =
         warp_scan(32 * warps * items, channels_a_block(f, 16 / warps), warps, c.acc, c.exp);
@@ -318,7 +319,7 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
       c = ws;
       reason = "warp scan, chunks of " + std::to_string(ws.chunk) + " (" + std::to_string(warps) +
                " warps a channel, " + std::to_string(ws.d_step) + " channels a block; " +
-               std::to_string(f.batch * f.dim) + " channels at dstate " + std::to_string(f.dstate) +
+               std::to_string(channels) + " channels at dstate " + std::to_string(f.dstate) +
                " fill a wave of 16 warps per SM): faster than multipass there";
     }
   }
@@ -337,7 +338,6 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   // steps 16 warps (a chunk of 2048) against 8 (1024), saved states:
   // (2,4,2048,8) bf16 0.0392 / 0.0514, (2,4,4096,8) fp32 0.0588 / 0.0706,
   // bf16 0.0703 / 0.0942; 8 warps of 8 steps (also 2048) 0.057 to 0.106.
-  const int64_t channels = f.batch * f.dim;
   const bool one_chunk = f.seqlen <= 1024 && f.seqlen * f.dstate <= 16384;
   const bool few_states = f.seqlen <= 4096 && f.dstate <= 8;
   // Up to dstate 16 where 4 or more blocks share a channel's states (state
