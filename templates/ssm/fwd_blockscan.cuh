@@ -60,6 +60,15 @@ constexpr int kBlockScanMinBlocks = Tr::kItems >= 16 && sizeof(typename Tr::InT)
                                         ? 512 / Tr::kThreads
                                         : 0;
 
+// At dstate 4 or less, where a lane's rows are small (2-byte rows up to 8
+// steps a lane, fp32 up to 4, or dstate 2 or less at 8): every state's B and
+// C rows of the next chunk are in flight while this chunk runs, each issued
+// once this chunk's row in its slot is unpacked. With so few states a chunk,
+// rows read one state ahead would wait out most of a round trip each.
+template <typename Tr>
+constexpr bool kBlockScanRowsAhead = Tr::kN <= 4 && (Tr::kVarB || Tr::kVarC) && Tr::kItems <= 8 &&
+                                     sizeof(typename Tr::InT) * (2 * Tr::kN * Tr::kItems) <= 128;
+
 template <typename Tr>
 __global__ void __launch_bounds__(Tr::kThreads, kBlockScanMinBlocks<Tr>)
     ssm_fwd_blockscan(const SsmFwdParams p) {
@@ -92,6 +101,24 @@ __global__ void __launch_bounds__(Tr::kThreads, kBlockScanMinBlocks<Tr>)
   RawItems<Tr> raw;
   if constexpr (Tr::kItems <= 8) raw.load(p, tile.b, d, first);
   int buf = 0;
+  // (Constant B/C: the batch stride field holds the dim stride, the last
+  // stride argument.)
+  constexpr bool kAhead = kBlockScanRowsAhead<Tr>;
+  // Otherwise, at 8 steps a lane, state 0's B row of the next chunk is in
+  // flight during the chunk's last state (at 4 it would spill the 64
+  // registers that keep 8 blocks resident; 16 keep no reads across chunks).
+  constexpr bool kB0Ahead = !kAhead && Tr::kItems == 8;
+  BcLaneRow<Tr, Tr::kVarB> brows[kAhead ? Tr::kN : 1];  // else the next state's B row
+  BcLaneRow<Tr, Tr::kVarC> crows[kAhead ? Tr::kN : 1];
+  if constexpr (kAhead) {
+#pragma unroll
+    for (int n = 0; n < Tr::kN; ++n) {
+      brows[n].load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride,
+                    tile, d, n, first);
+      crows[n].load(p, p.C, p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, p.C_batch_stride,
+                    tile, d, n, first);
+    }
+  }
   for (int t0 = 0; t0 < p.seqlen; t0 += Tr::kChunk) {
     const int len = min(Tr::kChunk, p.seqlen - t0);
     float* const ckpt = checkpoint_row<kSaves>(p, tile.b, d, true, t0 + first);
@@ -104,22 +131,27 @@ __global__ void __launch_bounds__(Tr::kThreads, kBlockScanMinBlocks<Tr>)
     AccT y[Tr::kItems];
 #pragma unroll
     for (int i = 0; i < Tr::kItems; ++i) y[i] = 0;
-    // (Constant B/C: the batch stride field holds the dim stride, the last
-    // stride argument.)
-    BcLaneRow<Tr, Tr::kVarB> brow;
-    brow.load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride, tile,
-              d, 0, t0 + first);
+    const long long next = t0 + Tr::kChunk < p.seqlen ? t0 + Tr::kChunk + first : -1;
+    if (!kAhead && (t0 == 0 || !kB0Ahead))
+      brows[0].load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride,
+                    tile, d, 0, t0 + first);
     __syncthreads();  // s_h and s_a set (first chunk); the last chunk's s_h written
-#pragma unroll 1
+    constexpr int kUnroll = kAhead ? Tr::kN : 1;
+#pragma unroll kUnroll
     for (int n = 0; n < Tr::kN; ++n, buf ^= 1) {
-      BcLaneRow<Tr, Tr::kVarC> crow;
-      crow.load(p, p.C, p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, p.C_batch_stride,
-                tile, d, n, t0 + first);
+      BcLaneRow<Tr, Tr::kVarC>& crow = crows[kAhead ? n : 0];
+      BcLaneRow<Tr, Tr::kVarB>& brow = brows[kAhead ? n : 0];
+      if constexpr (!kAhead)
+        crow.load(p, p.C, p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, p.C_batch_stride,
+                  tile, d, n, t0 + first);
       float bv[Tr::kItems];
       brow.unpack(bv);
-      if (n + 1 < Tr::kN)
+      if (kAhead ? next >= 0 : n + 1 < Tr::kN)
         brow.load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride,
-                  tile, d, n + 1, t0 + first);
+                  tile, d, kAhead ? n : n + 1, kAhead ? next : t0 + first);
+      else if (kB0Ahead && next >= 0)
+        brow.load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride,
+                  tile, d, 0, next);
       const AccT a2 = static_cast<AccT>(s_a[n]);
       ItemMaps<Tr> maps;
       const Affine<AccT> incl = maps.build_from(it, a2, n, bv);
@@ -140,6 +172,9 @@ __global__ void __launch_bounds__(Tr::kThreads, kBlockScanMinBlocks<Tr>)
       if (ckpt != nullptr) ckpt[static_cast<long long>(n) * p.dim] = static_cast<float>(hin);
       float cv[Tr::kItems];
       crow.unpack(cv);
+      if (kAhead && next >= 0)
+        crow.load(p, p.C, p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, p.C_batch_stride,
+                  tile, d, n, next);
       maps.rerun_from(hin, cv, y);
       if (warp == kW - 1 && lane == 0) s_h[n] = total.a * h + total.b;
     }

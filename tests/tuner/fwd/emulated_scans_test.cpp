@@ -214,6 +214,25 @@ TEST_CASE("the forward block scan matches fp64 (emulated)", "[fwd][emulated]") {
   FwdProblem r = with_flags(testing::shape(1, 2, 2500, 3, DType::kF32, 1));
   r.variable_c = false;
   check_scan<BlockScanTraits<float, 3, 16, 4, true, false, true>, kB>(r, 54);
+  // dstate 4 and 1, rows a chunk ahead (kBlockScanRowsAhead): bf16, 2 warps
+  // of 8 steps, three chunks, the last ending inside a lane's items, two
+  // groups, every flag; fp16, one warp of 8, constant B, no flags.
+  static_assert(ssmtune_kernels::kBlockScanRowsAhead<
+                BlockScanTraits<__nv_bfloat16, 4, 2, 8, true, true, true>>);
+  check_scan<BlockScanTraits<__nv_bfloat16, 4, 2, 8, true, true, true>, kB>(
+      with_flags(testing::shape(2, 4, 1100, 4, DType::kBF16, 2)), 55);
+  FwdProblem s = testing::shape(1, 2, 600, 1, DType::kF16, 1);
+  s.variable_b = false;
+  check_scan<BlockScanTraits<__half, 1, 1, 8, false, true, false>, kB>(s, 56);
+  // dstate 8 and 6 at 8 steps a lane: state 0's B row a chunk ahead (fp32,
+  // 2 warps, three chunks, every flag; bf16, constant B, two groups).
+  static_assert(
+      !ssmtune_kernels::kBlockScanRowsAhead<BlockScanTraits<float, 8, 2, 8, true, true, true>>);
+  check_scan<BlockScanTraits<float, 8, 2, 8, true, true, true>, kB>(
+      with_flags(testing::shape(1, 2, 1100, 8, DType::kF32, 1)), 57);
+  FwdProblem c6 = with_flags(testing::shape(2, 4, 1300, 6, DType::kBF16, 2));
+  c6.variable_b = false;
+  check_scan<BlockScanTraits<__nv_bfloat16, 6, 2, 8, false, true, true>, kB>(c6, 58);
 }
 
 }  // namespace
