@@ -172,6 +172,71 @@ std::optional<FwdConfig> mid_blockscan(const FwdProblem& p, int64_t sms, size_t 
 constexpr int64_t kSmallStatePipelinedMinChainsPerSm = 20;
 constexpr int64_t kSmallStatePipelinedMinSeqlen = 1024;
 
+// Short sequences over many channels, dstate 4 to 16: the pipelined kernel,
+// 4 threads a channel in blocks of 16, chunks of 32 in a ring of 2, from 64
+// steps to 256 (512 at dstate 5 to 8) and from 30 channels per SM (64 at
+// dstate 4, where the warp scan's short lanes hold out longer). H100 with
+// the flags, ms, this layout against the default before: fp16 (16, 384,
+// 128, 16) 0.0167 / 0.0433 (warp scan, chunks of 256), fp32 (4, 2048, 256,
+// 16) 0.0293 / 0.0618, bf16 (8, 1024, 256, 16) 0.0294 / 0.0537, fp32 (4,
+// 1024, 512, 8) 0.0306 / 0.0447, bf16 (8, 2048, 64, 4) 0.0137 / 0.0227
+// (warp scan, chunks of 128), (16, 1536, 256, 4) 0.0461 / 0.0521. Not at
+// 23 channels per SM ((4, 768, 256, 8) 0.0188 against the warp scan's short
+// lanes' 0.0170) or 31 at dstate 4 ((4, 1024, 128, 4) 0.0125 / 0.0100);
+// past 256 steps at dstate 16 the pipelined kernel's own default is faster
+// ((8, 1536, 512, 16) 0.0620 against this layout's 0.0696).
+constexpr int64_t kShortPipelinedMinSeqlen = 64;
+constexpr int64_t kShortPipelinedMaxSeqlen = 256;
+constexpr int64_t kShortPipelinedMaxSeqlenMidStates = 512;  // dstate 5 to 8
+constexpr int64_t kShortPipelinedMinChainsPerSm = 30;
+constexpr int64_t kShortPipelinedMinChainsPerSmDstate4 = 64;
+
+std::optional<FwdConfig> short_pipelined(const FwdProblem& p, int64_t sms,
+                                         size_t max_shared_bytes) {
+  const int64_t max_seqlen =
+      p.dstate > 4 && p.dstate <= 8 ? kShortPipelinedMaxSeqlenMidStates : kShortPipelinedMaxSeqlen;
+  const int64_t min_per_sm =
+      p.dstate == 4 ? kShortPipelinedMinChainsPerSmDstate4 : kShortPipelinedMinChainsPerSm;
+  if (p.dstate < 4 || p.dstate > 16 || p.seqlen < kShortPipelinedMinSeqlen ||
+      p.seqlen > max_seqlen || p.batch * p.dim < min_per_sm * sms)
+    return std::nullopt;
+  FwdConfig c = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
+  c.n_split = 4;
+  c.d_step = 16;
+  c.threads = 64;
+  c.chunk = 32;
+  c.items = 2;
+  if (!check_config(p, c, max_shared_bytes).is_ok()) return std::nullopt;
+  return c;
+}
+
+// The warp scan's short lanes: blocks of 4 channels, 4 steps a lane (chunks
+// of 128), 2 at 64 steps or fewer. At sequences of 512 or fewer from 16
+// channels per SM a chunk of 256 leaves lanes idle. H100 with the flags, ms,
+// 4 steps a lane in blocks of 4 against 8 in blocks of 8: bf16 (4, 1024,
+// 128, 4) 0.0100 / 0.0161, (4, 768, 256, 8) 0.0170 / 0.0206, fp32 (4, 1024,
+// 512, 8) 0.0384 / 0.0447, and at 64 steps bf16 (1, 4096, 64, 2) 0.0086 /
+// 0.0138, (8, 512, 64, 1) 0.0082 / 0.0097; 2 steps against 4 at 64 steps:
+// (8, 2048, 64, 4) 0.0195 / 0.0225, (16, 768, 64, 16) 0.0303 / 0.0389 (2
+// steps not timed at dstate 1 or 2). Not at 8 channels per SM ((2, 512,
+// 256, 16) 0.0203 / 0.0155).
+constexpr int64_t kShortLanesMaxSeqlen = 512;
+constexpr int64_t kShortLanesShortSeqMinChainsPerSm = 16;
+
+FwdConfig short_lanes_warpscan(const FwdProblem& p, size_t max_shared_bytes) {
+  FwdConfig c = default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes);
+  c.d_step = 4;
+  c.threads = 128;
+  c.items = p.seqlen <= 64 ? 2 : 4;
+  c.chunk = 32 * c.items;
+  return c;
+}
+
+bool short_lanes_pay(const FwdProblem& p, int64_t sms) {
+  return p.seqlen <= kShortLanesMaxSeqlen &&
+         p.batch * p.dim >= kShortLanesShortSeqMinChainsPerSm * sms;
+}
+
 std::optional<FwdConfig> small_state_pipelined(const FwdProblem& p, int64_t sms,
                                                size_t max_shared_bytes) {
   if (p.dstate < 4 || p.dstate > 15 || p.seqlen < kSmallStatePipelinedMinSeqlen ||
@@ -287,6 +352,11 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
   // / 0.161 ms, (16, 768, 1024, 4) 0.103 / 0.125, (4, 1536, 4096, 4) 0.227
   // / 0.233, fp32 (8, 1024, 2048, 4) 0.193 / 0.214; at 16 channels per SM,
   // (8, 256, 1024, 4) fp32, 0.040 / 0.036.
+  if (const auto short_seq = short_pipelined(p, sms, max_shared_bytes))
+    return {*short_seq, "pipelined: " + std::to_string(p.seqlen) + " steps over " +
+                            std::to_string(chains) + " channels, dstate " +
+                            std::to_string(p.dstate) +
+                            "; 4 threads a channel, chunks of 32 in a ring of 2"};
   if (const auto small = small_state_pipelined(p, sms, max_shared_bytes))
     return {*small, "pipelined: " + std::to_string(p.dstate) + " states a channel over " +
                         std::to_string(chains) + " channels (" +
@@ -296,20 +366,20 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
                         std::to_string(small->items)};
   if (p.dstate <= 4 && chains >= 8 * sms) {
     FwdConfig ws = default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes);
-    FwdConfig short_lanes = ws;
-    short_lanes.d_step = 4;
-    short_lanes.threads = 128;
-    short_lanes.items = 4;
-    short_lanes.chunk = 128;
-    const bool crowded = chains >= kShortLanesMinChainsPerSm * sms &&
-                         check_config(p, short_lanes, max_shared_bytes).is_ok();
-    if (crowded) ws = short_lanes;
+    const FwdConfig short_lanes = short_lanes_warpscan(p, max_shared_bytes);
+    const bool crowded = chains >= kShortLanesMinChainsPerSm * sms;
+    const bool short_seq = short_lanes_pay(p, sms);
+    const bool use_short =
+        (crowded || short_seq) && check_config(p, short_lanes, max_shared_bytes).is_ok();
+    if (use_short) ws = short_lanes;
     if (check_config(p, ws, max_shared_bytes).is_ok())
       return {ws, "warpscan: " + std::to_string(p.dstate) + " states a channel over " +
                       std::to_string(chains) + " channels, a warp each" +
-                      (crowded ? ", 4 steps a lane (32 channels per SM or more: registers for "
-                                 "resident blocks)"
-                               : std::string())};
+                      (use_short ? ", " + std::to_string(ws.items) + " steps a lane (" +
+                                       (crowded ? "32 channels per SM or more: registers for "
+                                                  "resident blocks)"
+                                                : "a sequence of 512 steps or fewer)")
+                                 : std::string())};
   }
   // At dstate 9 to 16, from 24 channels per SM (three quarters of a
   // pipelined block of 32 channels each), on sequences its ring fills of at
@@ -342,6 +412,11 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
   // element. (The look-back splits the sequence across blocks but computes
   // each exp twice; at (1, 2048, 65536, 16) bf16 on the H200 it took 3.08 ms
   // to warpscan's 2.47.)
+  const FwdConfig short_lanes = short_lanes_warpscan(p, max_shared_bytes);
+  if (short_lanes_pay(p, sms) && check_config(p, short_lanes, max_shared_bytes).is_ok())
+    return {short_lanes, "warpscan: " + std::to_string(chains) + " channels over " +
+                             std::to_string(p.seqlen) + " steps; time-parallel inside a warp, " +
+                             std::to_string(short_lanes.items) + " steps a lane"};
   return {default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes),
           "warpscan: only " + std::to_string(chains) +
               " channels; time-parallel inside a warp, each channel's chunk on 32 lanes"};

@@ -107,7 +107,7 @@ TEST_CASE("few states over many channels take the warp scan, not the split scan"
                  ScanAlgo::kWarpScan, 8);
   // (Sequences shorter than the small-state pipelined kernel's.)
   check_defaults(
-      {shape(16, 1024, 512, 4), shape(32, 768, 256, 4), shape(16, 1024, 512, 4, DType::kF32)},
+      {shape(16, 1024, 512, 4), shape(32, 768, 512, 4), shape(16, 1024, 512, 4, DType::kF32)},
       ScanAlgo::kWarpScan, 4);
   for (const FwdProblem& p : {shape(16, 1024, 512, 4), shape(8, 256, 1024, 4)}) {
     const FwdConfig c = heuristic_default(p, kSms, kShared).config;
@@ -131,7 +131,7 @@ TEST_CASE("dstate 16 from 24 channels per SM up to 4096 steps takes the pipeline
         ScanAlgo::kSplit);
   CHECK(heuristic_default(shape(2, 768, 512, 16), kSms, kShared).config.algo ==
         ScanAlgo::kWarpScan);
-  CHECK(heuristic_default(shape(8, 1024, 256, 16), kSms, kShared).config.algo ==
+  CHECK(heuristic_default(shape(2, 1024, 256, 16), kSms, kShared).config.algo ==
         ScanAlgo::kWarpScan);
   CHECK(heuristic_default(shape(2, 1024, 2048, 8), kSms, kShared).config.algo !=
         ScanAlgo::kPipelined);
@@ -194,6 +194,47 @@ TEST_CASE("dstate 5 to 15 spread a channel's states over 2 or 4 threads", "[tune
     INFO("dstate " << n);
     CHECK(c.n_split == (n <= 4 ? 1 : n < 8 ? 2 : 4));
   }
+}
+
+TEST_CASE("short sequences over many channels take the pipelined kernel or short lanes",
+          "[tuner]") {
+  struct Want {
+    FwdProblem p;
+    const char* key;
+  };
+  constexpr const char* kPipe = "pipelined.K32.D16.fp32.t64.i2.s4.fast";
+  for (const Want& w :
+       {// dstate 4 to 16, 64 to 256 steps (512 at dstate 5 to 8), from 30
+        // channels per SM (64 at dstate 4).
+        Want{shape(16, 384, 128, 16, DType::kF16), kPipe},
+        Want{shape(4, 2048, 256, 16, DType::kF32), kPipe}, Want{shape(8, 1024, 256, 16), kPipe},
+        Want{shape(4, 1024, 512, 8, DType::kF32), kPipe}, Want{shape(8, 2048, 64, 4), kPipe},
+        Want{shape(16, 1536, 256, 4), kPipe}, Want{shape(8, 1024, 256, 12), kPipe},
+        Want{shape(8, 1024, 512, 6), kPipe},
+        // Fewer channels, or dstate 1 to 3: the warp scan's short lanes
+        // from 16 channels per SM at 512 steps or fewer (2 steps a lane
+        // at 64 or fewer).
+        Want{shape(4, 768, 256, 8), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
+        Want{shape(4, 1024, 128, 4), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
+        Want{shape(1, 4096, 64, 2), "warpscan.K64.D4.fp32.t128.i2.s1.fast"},
+        Want{shape(8, 512, 64, 1), "warpscan.K64.D4.fp32.t128.i2.s1.fast"},
+        Want{shape(16, 1536, 128, 1, DType::kF32), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
+        // Below 16 channels per SM: a warp's lanes over 256 steps.
+        Want{shape(2, 512, 256, 16), "warpscan.K256.D8.fp32.t256.i8.s1.fast"}}) {
+    const FwdDefaultChoice d = heuristic_default(w.p, kSms, kShared);
+    INFO(w.p.key() << ": " << d.reason);
+    CHECK(d.config.key() == w.key);
+    CHECK(check_config(w.p, d.config, kShared).is_ok());
+  }
+  // Past the band: the pipelined kernel's own default at 512 steps and dstate
+  // 16; the sequential scan where its threads fill the GPU; a warp's lanes
+  // over 256 steps past 512 steps below 32 channels per SM.
+  CHECK(heuristic_default(shape(8, 1536, 512, 16), kSms, kShared).config.key() ==
+        "pipelined.K32.D32.fp32.t128.i3.s4.fast");
+  CHECK(heuristic_default(shape(16, 768, 64, 16), kSms, kShared).config.algo ==
+        ScanAlgo::kSequential);
+  CHECK(heuristic_default(shape(4, 1024, 1024, 2), kSms, kShared).config.key() ==
+        "warpscan.K256.D8.fp32.t256.i8.s1.fast");
 }
 
 TEST_CASE("very few channels get several warps each of the warp scan", "[tuner]") {
