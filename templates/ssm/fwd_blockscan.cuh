@@ -103,7 +103,10 @@ __global__ void __launch_bounds__(Tr::kThreads, kBlockScanMinBlocks<Tr>)
   int buf = 0;
   // (Constant B/C: the batch stride field holds the dim stride, the last
   // stride argument.)
-  constexpr bool kAhead = kBlockScanRowsAhead<Tr>;
+  // Not in the saving variant (the training forward): with the checkpoint
+  // stores the rows ahead take it past 128 registers (153 at fp32 dstate 2),
+  // hence fewer than 16 warps an SM.
+  constexpr bool kAhead = kBlockScanRowsAhead<Tr> && !kSaves;
   // Otherwise, at 8 steps a lane, state 0's B row of the next chunk is in
   // flight during the chunk's last state (at 4 it would spill the 64
   // registers that keep 8 blocks resident; 16 keep no reads across chunks).
