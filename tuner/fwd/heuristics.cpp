@@ -211,15 +211,16 @@ std::optional<FwdConfig> short_pipelined(const FwdProblem& p, int64_t sms,
 }
 
 // The warp scan's short lanes: blocks of 4 channels, 4 steps a lane (chunks
-// of 128), 2 at 64 steps or fewer. At sequences of 512 or fewer from 16
+// of 128), 2 at 64 steps or fewer from dstate 4. At sequences of 512 or fewer from 16
 // channels per SM a chunk of 256 leaves lanes idle. H100 with the flags, ms,
 // 4 steps a lane in blocks of 4 against 8 in blocks of 8: bf16 (4, 1024,
 // 128, 4) 0.0100 / 0.0161, (4, 768, 256, 8) 0.0170 / 0.0206, fp32 (4, 1024,
 // 512, 8) 0.0384 / 0.0447, and at 64 steps bf16 (1, 4096, 64, 2) 0.0086 /
 // 0.0138, (8, 512, 64, 1) 0.0082 / 0.0097; 2 steps against 4 at 64 steps:
 // (8, 2048, 64, 4) 0.0195 / 0.0225, (16, 768, 64, 16) 0.0303 / 0.0389 (2
-// steps not timed at dstate 1 or 2). Not at 8 channels per SM ((2, 512,
-// 256, 16) 0.0203 / 0.0155).
+// steps were not timed below dstate 4, and spill 4 bytes at dstate 2 with
+// half-precision rows). Not at 8 channels per SM ((2, 512, 256, 16) 0.0203
+// / 0.0155).
 constexpr int64_t kShortLanesMaxSeqlen = 512;
 constexpr int64_t kShortLanesShortSeqMinChainsPerSm = 16;
 
@@ -227,7 +228,7 @@ FwdConfig short_lanes_warpscan(const FwdProblem& p, size_t max_shared_bytes) {
   FwdConfig c = default_config(p, ScanAlgo::kWarpScan, AccType::kF32, max_shared_bytes);
   c.d_step = 4;
   c.threads = 128;
-  c.items = p.seqlen <= 64 ? 2 : 4;
+  c.items = p.seqlen <= 64 && p.dstate >= 4 ? 2 : 4;
   c.chunk = 32 * c.items;
   return c;
 }

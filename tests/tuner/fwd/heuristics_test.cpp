@@ -213,11 +213,12 @@ TEST_CASE("short sequences over many channels take the pipelined kernel or short
         Want{shape(8, 1024, 512, 6), kPipe},
         // Fewer channels, or dstate 1 to 3: the warp scan's short lanes
         // from 16 channels per SM at 512 steps or fewer (2 steps a lane
-        // at 64 or fewer).
+        // at 64 or fewer from dstate 4).
         Want{shape(4, 768, 256, 8), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
         Want{shape(4, 1024, 128, 4), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
-        Want{shape(1, 4096, 64, 2), "warpscan.K64.D4.fp32.t128.i2.s1.fast"},
-        Want{shape(8, 512, 64, 1), "warpscan.K64.D4.fp32.t128.i2.s1.fast"},
+        Want{shape(1, 4096, 64, 2), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
+        Want{shape(8, 512, 64, 1), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
+        Want{shape(4, 768, 64, 8), "warpscan.K64.D4.fp32.t128.i2.s1.fast"},
         Want{shape(16, 1536, 128, 1, DType::kF32), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
         // Below 16 channels per SM: a warp's lanes over 256 steps.
         Want{shape(2, 512, 256, 16), "warpscan.K256.D8.fp32.t256.i8.s1.fast"}}) {
