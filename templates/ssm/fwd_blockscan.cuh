@@ -50,6 +50,21 @@ struct BcLaneRow {
   }
 };
 
+// State n's B (C) row for this lane from timestep t. (Constant B/C: the
+// batch stride field holds the dim stride, the last stride argument.)
+template <typename Tr>
+__device__ __forceinline__ void load_b_row(BcLaneRow<Tr, Tr::kVarB>& r, const SsmFwdParams& p,
+                                           const Tile& tile, int d, int n, long long t) {
+  r.load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride, tile, d,
+         n, t);
+}
+template <typename Tr>
+__device__ __forceinline__ void load_c_row(BcLaneRow<Tr, Tr::kVarC>& r, const SsmFwdParams& p,
+                                           const Tile& tile, int d, int n, long long t) {
+  r.load(p, p.C, p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, p.C_batch_stride, tile, d,
+         n, t);
+}
+
 // Blocks an SM the kernel is built for: at 16 half-precision steps a lane,
 // 16 warps an SM (128 registers a thread, none spilled), where the compiler
 // would otherwise take about 160 and leave 12; otherwise no bound. (fp32
@@ -101,8 +116,6 @@ __global__ void __launch_bounds__(Tr::kThreads, kBlockScanMinBlocks<Tr>)
   RawItems<Tr> raw;
   if constexpr (Tr::kItems <= 8) raw.load(p, tile.b, d, first);
   int buf = 0;
-  // (Constant B/C: the batch stride field holds the dim stride, the last
-  // stride argument.)
   // Not in the saving variant (the training forward): with the checkpoint
   // stores the rows ahead take it past 128 registers (153 at fp32 dstate 2),
   // hence fewer than 16 warps an SM.
@@ -116,10 +129,8 @@ __global__ void __launch_bounds__(Tr::kThreads, kBlockScanMinBlocks<Tr>)
   if constexpr (kAhead) {
 #pragma unroll
     for (int n = 0; n < Tr::kN; ++n) {
-      brows[n].load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride,
-                    tile, d, n, first);
-      crows[n].load(p, p.C, p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, p.C_batch_stride,
-                    tile, d, n, first);
+      load_b_row<Tr>(brows[n], p, tile, d, n, first);
+      load_c_row<Tr>(crows[n], p, tile, d, n, first);
     }
   }
   for (int t0 = 0; t0 < p.seqlen; t0 += Tr::kChunk) {
@@ -135,26 +146,25 @@ __global__ void __launch_bounds__(Tr::kThreads, kBlockScanMinBlocks<Tr>)
 #pragma unroll
     for (int i = 0; i < Tr::kItems; ++i) y[i] = 0;
     const long long next = t0 + Tr::kChunk < p.seqlen ? t0 + Tr::kChunk + first : -1;
-    if (!kAhead && (t0 == 0 || !kB0Ahead))
-      brows[0].load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride,
-                    tile, d, 0, t0 + first);
+    if (!kAhead && (t0 == 0 || !kB0Ahead)) load_b_row<Tr>(brows[0], p, tile, d, 0, t0 + first);
     __syncthreads();  // s_h and s_a set (first chunk); the last chunk's s_h written
     constexpr int kUnroll = kAhead ? Tr::kN : 1;
 #pragma unroll kUnroll
     for (int n = 0; n < Tr::kN; ++n, buf ^= 1) {
       BcLaneRow<Tr, Tr::kVarC>& crow = crows[kAhead ? n : 0];
       BcLaneRow<Tr, Tr::kVarB>& brow = brows[kAhead ? n : 0];
-      if constexpr (!kAhead)
-        crow.load(p, p.C, p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, p.C_batch_stride,
-                  tile, d, n, t0 + first);
+      if constexpr (!kAhead) load_c_row<Tr>(crow, p, tile, d, n, t0 + first);
       float bv[Tr::kItems];
       brow.unpack(bv);
-      if (kAhead ? next >= 0 : n + 1 < Tr::kN)
-        brow.load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride,
-                  tile, d, kAhead ? n : n + 1, kAhead ? next : t0 + first);
-      else if (kB0Ahead && next >= 0)
-        brow.load(p, p.B, p.B_batch_stride, p.B_group_stride, p.B_dstate_stride, p.B_batch_stride,
-                  tile, d, 0, next);
+      // The slot's next row: this state's of the next chunk (rows ahead), the
+      // next state's, or state 0's of the next chunk (state 0 ahead).
+      if constexpr (kAhead) {
+        if (next >= 0) load_b_row<Tr>(brow, p, tile, d, n, next);
+      } else if (n + 1 < Tr::kN) {
+        load_b_row<Tr>(brow, p, tile, d, n + 1, t0 + first);
+      } else if (kB0Ahead && next >= 0) {
+        load_b_row<Tr>(brow, p, tile, d, 0, next);
+      }
       const AccT a2 = static_cast<AccT>(s_a[n]);
       ItemMaps<Tr> maps;
       const Affine<AccT> incl = maps.build_from(it, a2, n, bv);
@@ -175,9 +185,7 @@ __global__ void __launch_bounds__(Tr::kThreads, kBlockScanMinBlocks<Tr>)
       if (ckpt != nullptr) ckpt[static_cast<long long>(n) * p.dim] = static_cast<float>(hin);
       float cv[Tr::kItems];
       crow.unpack(cv);
-      if (kAhead && next >= 0)
-        crow.load(p, p.C, p.C_batch_stride, p.C_group_stride, p.C_dstate_stride, p.C_batch_stride,
-                  tile, d, n, next);
+      if (kAhead && next >= 0) load_c_row<Tr>(crow, p, tile, d, n, next);
       maps.rerun_from(hin, cv, y);
       if (warp == kW - 1 && lane == 0) s_h[n] = total.a * h + total.b;
     }

@@ -17,6 +17,19 @@ struct Want {
   const char* key;
 };
 
+// The default at w's shape in dtype t with the block's flags (132 SMs): w's
+// key, and legal. The problem, for further checks.
+BwdProblem check_key(const Want& w, DType t) {
+  BwdProblem p;
+  p.fwd = testing::shape(w.batch, w.dim, w.seqlen, w.dstate, t);
+  p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
+  const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
+  INFO(p.key() << ": " << d.config.key() << " " << d.reason);
+  CHECK(d.config.key() == w.key);
+  CHECK(check_config(p, d.config, 227 * 1024).is_ok());
+  return p;
+}
+
 BwdProblem mid(DType t, int64_t n = 16) {
   BwdProblem p;
   p.fwd = testing::shape(8, 1536, 2048, n, t);
@@ -286,13 +299,9 @@ TEST_CASE("the backward default scans dstate <= 4 over a few hundred channels, w
                         Want{4, 256, 512, 4, "ws.K512.D8.fp32.t512.s1.fast"},
                         Want{4, 256, 200, 4, "ws.K256.D16.fp32.t512.s1.fast"}}) {
     for (DType t : {DType::kF32, DType::kBF16}) {
-      p.fwd = testing::shape(w.batch, w.dim, w.seqlen, w.dstate, t);
-      p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
-      const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
-      INFO(p.key() << ": " << d.config.key() << " " << d.reason);
-      CHECK(d.config.key() == w.key);
-      CHECK(check_config(p, d.config, 227 * 1024).is_ok());
-      CHECK(d.reason.find("fill a wave of 16 warps per SM") != std::string::npos);
+      p = check_key(w, t);
+      CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132)
+                .reason.find("fill a wave of 16 warps per SM") != std::string::npos);
       // fp64 sums: not measured there, multipass as before.
       CHECK(default_config(p, BwdAcc::kF64, 227 * 1024, 132).config.algo == BwdAlgo::kMultiPass);
     }
@@ -423,13 +432,7 @@ TEST_CASE("the backward default spreads dstate 5 to 16 over 4 lanes where 2 leav
         Want{16, 1536, 2048, 8, "seq.K16.D64.fp32.t128.s2.fast.b3"},
         // dstate 16 is 4 lanes anyway; dstate 4 keeps its one lane.
         Want{8, 1536, 2048, 16, "seq.K16.D32.fp32.t128.s4.fast.b3"}}) {
-    BwdProblem p;
-    p.fwd = testing::shape(w.batch, w.dim, w.seqlen, w.dstate, DType::kBF16);
-    p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = true;
-    const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
-    INFO(p.key() << ": " << d.reason);
-    CHECK(d.config.key() == w.key);
-    CHECK(check_config(p, d.config, 227 * 1024).is_ok());
+    const BwdProblem p = check_key(w, DType::kBF16);
     // fp64 sums keep chunk 16.
     CHECK(default_config(p, BwdAcc::kF64, 227 * 1024, 132).config.chunk <= 16);
   }

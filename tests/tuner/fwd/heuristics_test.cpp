@@ -29,6 +29,22 @@ void check_defaults(std::initializer_list<FwdProblem> problems, ScanAlgo algo, i
   }
 }
 
+// A problem and its default's key (132 SMs).
+struct Want {
+  FwdProblem p;
+  const char* key;
+};
+
+// Each problem's default is its key, and legal.
+void check_keys(std::initializer_list<Want> wants) {
+  for (const Want& w : wants) {
+    const FwdDefaultChoice d = heuristic_default(w.p, kSms, kShared);
+    INFO(w.p.key() << ": " << d.reason);
+    CHECK(d.config.key() == w.key);
+    CHECK(check_config(w.p, d.config, kShared).is_ok());
+  }
+}
+
 TEST_CASE("long sequences over many channels default to the pipelined kernel", "[tuner]") {
   for (const FwdProblem& p : {shape(8, 1536, 2048, 16), shape(4, 5120, 8192, 16),
                               shape(8, 1536, 2048, 16, DType::kF32)}) {
@@ -168,25 +184,16 @@ TEST_CASE("dstate 4 and 8 from 20 channels per SM take the pipelined kernel, 4 t
 }
 
 TEST_CASE("dstate 5 to 15 spread a channel's states over 2 or 4 threads", "[tuner]") {
-  struct Want {
-    FwdProblem p;
-    const char* key;
-  };
-  for (const Want& w : {// From 20 channels per SM, 1024 to 4096 steps (the small-state rule).
-                        Want{shape(8, 1536, 2048, 6), "pipelined.K32.D32.fp32.t64.i2.s2.fast"},
-                        Want{shape(8, 1536, 2048, 5), "pipelined.K32.D32.fp32.t64.i2.s2.fast"},
-                        Want{shape(8, 1536, 2048, 12), "pipelined.K32.D16.fp32.t64.i3.s4.fast"},
-                        Want{shape(16, 768, 1024, 10), "pipelined.K32.D16.fp32.t64.i3.s4.fast"},
-                        // Channels enough for the pipelined kernel's own default.
-                        Want{shape(16, 1536, 2048, 12), "pipelined.K32.D32.fp32.t128.i3.s4.fast"},
-                        Want{shape(16, 1536, 1024, 12), "pipelined.K32.D32.fp32.t128.i3.s4.fast"},
-                        Want{shape(16, 1536, 2048, 8), "pipelined.K32.D32.fp32.t128.i3.s4.fast"},
-                        Want{shape(32, 1536, 2048, 6), "pipelined.K32.D32.fp32.t64.i2.s2.fast"}}) {
-    const FwdDefaultChoice d = heuristic_default(w.p, kSms, kShared);
-    INFO(w.p.key() << ": " << d.reason);
-    CHECK(d.config.key() == w.key);
-    CHECK(check_config(w.p, d.config, kShared).is_ok());
-  }
+  check_keys({// From 20 channels per SM, 1024 to 4096 steps (the small-state rule).
+              Want{shape(8, 1536, 2048, 6), "pipelined.K32.D32.fp32.t64.i2.s2.fast"},
+              Want{shape(8, 1536, 2048, 5), "pipelined.K32.D32.fp32.t64.i2.s2.fast"},
+              Want{shape(8, 1536, 2048, 12), "pipelined.K32.D16.fp32.t64.i3.s4.fast"},
+              Want{shape(16, 768, 1024, 10), "pipelined.K32.D16.fp32.t64.i3.s4.fast"},
+              // Channels enough for the pipelined kernel's own default.
+              Want{shape(16, 1536, 2048, 12), "pipelined.K32.D32.fp32.t128.i3.s4.fast"},
+              Want{shape(16, 1536, 1024, 12), "pipelined.K32.D32.fp32.t128.i3.s4.fast"},
+              Want{shape(16, 1536, 2048, 8), "pipelined.K32.D32.fp32.t128.i3.s4.fast"},
+              Want{shape(32, 1536, 2048, 6), "pipelined.K32.D32.fp32.t64.i2.s2.fast"}});
   // The pipelined kernel's own default: 1 lane to dstate 4, 2 to 7, 4 from 8.
   for (int64_t n = 1; n <= 16; ++n) {
     const FwdConfig c =
@@ -198,35 +205,26 @@ TEST_CASE("dstate 5 to 15 spread a channel's states over 2 or 4 threads", "[tune
 
 TEST_CASE("short sequences over many channels take the pipelined kernel or short lanes",
           "[tuner]") {
-  struct Want {
-    FwdProblem p;
-    const char* key;
-  };
   constexpr const char* kPipe = "pipelined.K32.D16.fp32.t64.i2.s4.fast";
-  for (const Want& w :
-       {// dstate 4 to 16, 64 to 256 steps (512 at dstate 5 to 8), from 30
-        // channels per SM (64 at dstate 4).
-        Want{shape(16, 384, 128, 16, DType::kF16), kPipe},
-        Want{shape(4, 2048, 256, 16, DType::kF32), kPipe}, Want{shape(8, 1024, 256, 16), kPipe},
-        Want{shape(4, 1024, 512, 8, DType::kF32), kPipe}, Want{shape(8, 2048, 64, 4), kPipe},
-        Want{shape(16, 1536, 256, 4), kPipe}, Want{shape(8, 1024, 256, 12), kPipe},
-        Want{shape(8, 1024, 512, 6), kPipe},
-        // Fewer channels, or dstate 1 to 3: the warp scan's short lanes
-        // from 16 channels per SM at 512 steps or fewer (2 steps a lane
-        // at 64 or fewer from dstate 4).
-        Want{shape(4, 768, 256, 8), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
-        Want{shape(4, 1024, 128, 4), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
-        Want{shape(1, 4096, 64, 2), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
-        Want{shape(8, 512, 64, 1), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
-        Want{shape(4, 768, 64, 8), "warpscan.K64.D4.fp32.t128.i2.s1.fast"},
-        Want{shape(16, 1536, 128, 1, DType::kF32), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
-        // Below 16 channels per SM: a warp's lanes over 256 steps.
-        Want{shape(2, 512, 256, 16), "warpscan.K256.D8.fp32.t256.i8.s1.fast"}}) {
-    const FwdDefaultChoice d = heuristic_default(w.p, kSms, kShared);
-    INFO(w.p.key() << ": " << d.reason);
-    CHECK(d.config.key() == w.key);
-    CHECK(check_config(w.p, d.config, kShared).is_ok());
-  }
+  check_keys({// dstate 4 to 16, 64 to 256 steps (512 at dstate 5 to 8), from 30
+              // channels per SM (64 at dstate 4).
+              Want{shape(16, 384, 128, 16, DType::kF16), kPipe},
+              Want{shape(4, 2048, 256, 16, DType::kF32), kPipe},
+              Want{shape(8, 1024, 256, 16), kPipe},
+              Want{shape(4, 1024, 512, 8, DType::kF32), kPipe}, Want{shape(8, 2048, 64, 4), kPipe},
+              Want{shape(16, 1536, 256, 4), kPipe}, Want{shape(8, 1024, 256, 12), kPipe},
+              Want{shape(8, 1024, 512, 6), kPipe},
+              // Fewer channels, or dstate 1 to 3: the warp scan's short lanes
+              // from 16 channels per SM at 512 steps or fewer (2 steps a lane
+              // at 64 or fewer from dstate 4).
+              Want{shape(4, 768, 256, 8), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
+              Want{shape(4, 1024, 128, 4), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
+              Want{shape(1, 4096, 64, 2), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
+              Want{shape(8, 512, 64, 1), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
+              Want{shape(4, 768, 64, 8), "warpscan.K64.D4.fp32.t128.i2.s1.fast"},
+              Want{shape(16, 1536, 128, 1, DType::kF32), "warpscan.K128.D4.fp32.t128.i4.s1.fast"},
+              // Below 16 channels per SM: a warp's lanes over 256 steps.
+              Want{shape(2, 512, 256, 16), "warpscan.K256.D8.fp32.t256.i8.s1.fast"}});
   // Past the band: the pipelined kernel's own default at 512 steps and dstate
   // 16; the sequential scan where its threads fill the GPU; a warp's lanes
   // over 256 steps past 512 steps below 32 channels per SM.
