@@ -2,6 +2,7 @@
 #include "tuner/bwd/config.h"
 
 #include <algorithm>
+#include <array>
 #include <iomanip>
 #include <sstream>
 
@@ -280,7 +281,16 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
     // flags 0.538 against 0.581).
     const int per_block = channels_a_block(f, f.dstate <= 4 ? 8 : 16);
     // B/C rows of the chunk in shared memory: within the device's limit.
-    for (int chunk : {256, 128}) {
+    // Chunks of 128 at dstate 1 under 32 channels per SM (H100, the flags,
+    // saved states, ms, 256 against 128: (1, 2560, 2048, 1) bf16 0.1268 /
+    // 0.1112, (2, 1536, 2048, 1) bf16 0.1192 / 0.0996), 256 elsewhere
+    // ((2, 4096, 2048, 1) 0.2592 / 0.2689, (1, 1536, 4096, 2) fp32 0.1609 /
+    // 0.1953, (8, 768, 2048, 2) fp32 0.2425 / 0.2534).
+    const bool short_chunks =
+        f.dstate == 1 && channels < 32 * int64_t{sm_count > 0 ? sm_count : 128};
+    const std::array<int, 2> chunks =
+        short_chunks ? std::array<int, 2>{128, 256} : std::array<int, 2>{256, 128};
+    for (int chunk : chunks) {
       const BwdConfig ws = warp_scan(chunk, per_block, 1, c.acc, c.exp);
       if (check_config(p, ws, limit).is_ok()) {
         c = ws;
@@ -383,6 +393,26 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
                  std::to_string(sg.warps) + " warps a channel; " + std::to_string(channels) +
                  " channels: the groups fill one wave of 16 warps per SM)";
       }
+    }
+  }
+  // dstate <= 3 where the sequential kernel stays (256 blocks or more, or
+  // under 8 chunks) and a warp a channel fills the GPU: the warp scan, 4
+  // steps a lane (chunks of 128), 8 channels a block; not at 64 steps or
+  // fewer above dstate 1. H100, the flags, saved states, ms, sequential
+  // against this layout: bf16 (16, 1536, 2048, 1) 1.063 / 0.570, (16, 1536,
+  // 1024, 2) 0.513 / 0.387, (32, 1536, 256, 1) 0.241 / 0.164, (16, 1536, 256,
+  // 3) 0.167 / 0.140; fp32 (16, 1536, 128, 1) 0.0904 / 0.0763, (16, 1536,
+  // 512, 2) 0.302 / 0.277; fp16 (8, 1024, 64, 1) 0.0441 / 0.0277, (64, 1024,
+  // 128, 2) 0.159 / 0.150. Not (8, 2048, 64, 2) fp32 (0.0522 / 0.0576); at
+  // dstate 4 a tie ((16, 2048, 512, 4) bf16 0.3652 / 0.3658).
+  if (c.algo == BwdAlgo::kSequential && c.acc == BwdAcc::kF32 && f.dstate <= 3 &&
+      (f.seqlen > 64 || f.dstate == 1) && channels >= channels_needed) {
+    const BwdConfig ws = warp_scan(128, channels_a_block(f, 8), 1, c.acc, c.exp);
+    if (check_config(p, ws, limit).is_ok()) {
+      c = ws;
+      reason = "warp scan, chunks of 128, " + std::to_string(ws.d_step) + " channels a block (" +
+               std::to_string(channels) + " channels, a warp each, fill the GPU; dstate " +
+               std::to_string(f.dstate) + ": faster than the sequential kernel there)";
     }
   }
   // The sequential kernel at 2 states a thread: chunk 32, as much history as

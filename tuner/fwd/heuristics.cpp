@@ -238,6 +238,37 @@ bool short_lanes_pay(const FwdProblem& p, int64_t sms) {
          p.batch * p.dim >= kShortLanesShortSeqMinChainsPerSm * sms;
 }
 
+// Where the sequential scan's threads fill the GPU, at dstate 8 to 16 and
+// 96 to 384 steps (512 at dstate 8): the pipelined kernel at 2 threads a
+// channel in blocks of 32, chunks of 32 in a ring of 2. H100 with the
+// flags, ms (`ssmtune bench`, bench/NOTES.md version 30), the default before
+// against this layout: bf16 (32, 1536, 256, 16) 0.126 / 0.108, (16, 1536,
+// 384, 16) 0.105 / 0.085, (64, 1536, 128, 16) 0.122 / 0.112, (8, 1536, 96,
+// 16) 0.0223 / 0.0197, (4, 4096, 128, 16) 0.0288 / 0.0258, (8, 2048, 256,
+// 16) 0.0506 / 0.0428, (32, 1536, 256, 8) 0.128 / 0.087; fp16 (16, 2048,
+// 192, 16) 0.0682 / 0.0587; fp32 (8, 1536, 256, 16) 0.0513 / 0.0402, (16,
+// 1536, 512, 8) 0.136 / 0.107 (the pipelined kernel's own default there).
+// Not at 64 steps ((16, 768, 64, 16) 0.0150 / 0.0158) nor at 512 steps of
+// dstate 16 ((8, 1536, 512, 16) 0.0621 / 0.0665).
+constexpr int64_t kFullPipelinedMinSeqlen = 96;
+constexpr int64_t kFullPipelinedMaxSeqlen = 384;
+constexpr int64_t kFullPipelinedMaxSeqlenDstate8 = 512;
+
+std::optional<FwdConfig> full_short_pipelined(const FwdProblem& p, size_t max_shared_bytes) {
+  const int64_t max_seqlen =
+      p.dstate <= 8 ? kFullPipelinedMaxSeqlenDstate8 : kFullPipelinedMaxSeqlen;
+  if (p.dstate < 8 || p.dstate > 16 || p.seqlen < kFullPipelinedMinSeqlen || p.seqlen > max_seqlen)
+    return std::nullopt;
+  FwdConfig c = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
+  c.n_split = 2;
+  c.d_step = 32;
+  c.threads = 64;
+  c.chunk = 32;
+  c.items = 2;
+  if (!check_config(p, c, max_shared_bytes).is_ok()) return std::nullopt;
+  return c;
+}
+
 std::optional<FwdConfig> small_state_pipelined(const FwdProblem& p, int64_t sms,
                                                size_t max_shared_bytes) {
   if (p.dstate < 4 || p.dstate > 15 || p.seqlen < kSmallStatePipelinedMinSeqlen ||
@@ -284,6 +315,11 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
   // ((8, 1536, 2048, 16): 23 warps per SM on the H200; (1, 2048, 65536, 16)
   // would have 3.9).
   if (chains * c.n_split >= int64_t{sm_count} * 512) {
+    if (const auto short_seq = full_short_pipelined(p, max_shared_bytes))
+      return {*short_seq, "pipelined: batch x dim = " + std::to_string(chains) +
+                              " channels fill the GPU; " + std::to_string(p.seqlen) +
+                              " steps at dstate " + std::to_string(p.dstate) +
+                              ": 2 threads a channel, chunks of 32 in a ring of 2"};
     // Long enough for the ring to fill (16 chunks or more): the pipelined
     // kernel, whose compute warps never wait on memory. On the H200 at
     // dstate 16, side by side, its default took 0.212 ms to the sequential

@@ -317,6 +317,32 @@ TEST_CASE("the backward default scans dstate <= 4 over a few hundred channels, w
   }
 }
 
+TEST_CASE("the backward default scans dstate <= 3 over many channels, a warp a channel", "[bwd]") {
+  // Where the sequential kernel stayed (256 blocks or more, or under 8
+  // chunks): chunks of 128, 8 channels a block; not at 64 steps above dstate 1.
+  constexpr const char* kWs128 = "ws.K128.D8.fp32.t256.s1.fast";
+  for (const Want& w : {Want{16, 1536, 2048, 1, kWs128}, Want{16, 1536, 1024, 2, kWs128},
+                        Want{32, 1536, 256, 1, kWs128}, Want{16, 1536, 256, 3, kWs128},
+                        Want{16, 1536, 128, 1, kWs128}, Want{8, 1024, 64, 1, kWs128},
+                        Want{64, 1024, 128, 2, kWs128}})
+    for (DType t : {DType::kF32, DType::kBF16}) check_key(w, t);
+  // Where a warp a channel fills the GPU from multipass: chunks of 128 at
+  // dstate 1 under 32 channels per SM, else 256.
+  for (const Want& w : {Want{1, 2560, 2048, 1, kWs128}, Want{2, 1536, 2048, 1, kWs128},
+                        Want{2, 4096, 2048, 1, "ws.K256.D8.fp32.t256.s1.fast"},
+                        Want{1, 1536, 4096, 2, "ws.K256.D8.fp32.t256.s1.fast"},
+                        Want{8, 1536, 2048, 4, "ws.K256.D8.fp32.t256.s1.fast"}})
+    check_key(w, DType::kBF16);
+  BwdProblem p;
+  for (const auto& [b, d, l, n] :
+       {std::array<int64_t, 4>{8, 2048, 64, 2}, std::array<int64_t, 4>{16, 2048, 512, 4}}) {
+    p.fwd = testing::shape(b, d, l, n, DType::kF32);
+    const BwdDefault def = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
+    INFO(p.key() << ": " << def.config.key() << " " << def.reason);
+    CHECK(def.config.algo == BwdAlgo::kSequential);
+  }
+}
+
 TEST_CASE("the backward default scans few channels with several warps a channel", "[bwd]") {
   BwdProblem p;
   // mamba_ssm's test grid: (2, 4, seqlen, 8), fp32, with its flags.

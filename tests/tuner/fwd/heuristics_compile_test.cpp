@@ -48,9 +48,10 @@ TEST_CASE("the block scan's and short sequences' defaults compile within their s
     int64_t b, d, l;
   };
   // Block scan (65 channels to 8 an SM), the pipelined kernel at short
-  // sequences, the warp scan's short lanes (2 and 4 steps).
-  const Shape shapes[] = {{4, 128, 2048}, {1, 512, 4096}, {4, 256, 512},
-                          {2, 256, 1024}, {16, 384, 128}, {8, 512, 64}};
+  // sequences (4 threads a channel; 2 where the sequential scan would fill
+  // the GPU), the warp scan's short lanes (2 and 4 steps).
+  const Shape shapes[] = {{4, 128, 2048}, {1, 512, 4096}, {4, 256, 512},  {2, 256, 1024},
+                          {16, 384, 128}, {8, 512, 64},   {32, 1536, 256}};
   std::vector<jit::Instantiation> inst;
   std::set<std::string> seen, algos;
   for (const Shape& s : shapes)

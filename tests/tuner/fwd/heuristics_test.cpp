@@ -66,8 +66,8 @@ TEST_CASE("short sequences keep the sequential default and its reads in flight",
   CHECK(d.config.items == 1);  // crowded grid: no reads in flight
   CHECK(d.config.n_split == 8);
   CHECK(check_config(shape(256, 1536, 64, 16), d.config, kShared).is_ok());
-  // (8, 1536, 256): 384 blocks, 2.9 per SM, 8 chunks of the pipelined default.
-  const FwdDefaultChoice few = heuristic_default(shape(8, 1536, 256, 16), kSms, kShared);
+  // (8, 1536, 64): 384 blocks, 2.9 per SM, 2 chunks of the pipelined default.
+  const FwdDefaultChoice few = heuristic_default(shape(8, 1536, 64, 16), kSms, kShared);
   CHECK(few.config.algo == ScanAlgo::kSequential);
   CHECK(few.config.items == 2);
   CHECK(few.reason.find("384 blocks") != std::string::npos);
@@ -234,6 +234,27 @@ TEST_CASE("short sequences over many channels take the pipelined kernel or short
         ScanAlgo::kSequential);
   CHECK(heuristic_default(shape(4, 1024, 1024, 2), kSms, kShared).config.key() ==
         "warpscan.K256.D8.fp32.t256.i8.s1.fast");
+}
+
+TEST_CASE(
+    "short sequences where the sequential scan fills the GPU take 2 pipelined threads a channel",
+    "[tuner]") {
+  constexpr const char* kPipe = "pipelined.K32.D32.fp32.t64.i2.s2.fast";
+  check_keys(
+      {// dstate 8 to 16, 96 to 384 steps (512 at dstate 8).
+       Want{shape(32, 1536, 256, 16), kPipe}, Want{shape(16, 1536, 384, 16), kPipe},
+       Want{shape(64, 1536, 128, 16), kPipe}, Want{shape(8, 1536, 96, 16), kPipe},
+       Want{shape(4, 4096, 128, 16), kPipe}, Want{shape(16, 2048, 192, 16, DType::kF16), kPipe},
+       Want{shape(8, 1536, 256, 16, DType::kF32), kPipe}, Want{shape(32, 1536, 256, 8), kPipe},
+       Want{shape(16, 1536, 512, 8, DType::kF32), kPipe}, Want{shape(16, 2048, 256, 12), kPipe}});
+  // Outside the band: 64 steps (the sequential scan), 512 steps at dstate 16
+  // (the pipelined kernel's own default), dstate 4 (the sequential scan).
+  CHECK(heuristic_default(shape(16, 768, 64, 16), kSms, kShared).config.algo ==
+        ScanAlgo::kSequential);
+  CHECK(heuristic_default(shape(16, 1536, 512, 16), kSms, kShared).config.key() ==
+        "pipelined.K32.D32.fp32.t128.i3.s4.fast");
+  CHECK(heuristic_default(shape(64, 1536, 256, 4), kSms, kShared).config.algo !=
+        ScanAlgo::kPipelined);
 }
 
 TEST_CASE("very few channels get several warps each of the warp scan", "[tuner]") {
