@@ -185,6 +185,20 @@ constexpr int64_t kSmallStatePipelinedMinSeqlen = 1024;
 // lanes' 0.0170) or 31 at dstate 4 ((4, 1024, 128, 4) 0.0125 / 0.0100);
 // past 256 steps at dstate 16 the pipelined kernel's own default is faster
 // ((8, 1536, 512, 16) 0.0620 against this layout's 0.0696).
+// The pipelined kernel at 64 threads a block, `lanes` threads a channel,
+// chunks of 32 in a ring of 2 (the short-sequence layouts), where legal.
+std::optional<FwdConfig> ring_of_2_pipelined(const FwdProblem& p, int lanes,
+                                             size_t max_shared_bytes) {
+  FwdConfig c = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
+  c.n_split = lanes;
+  c.threads = 64;
+  c.d_step = c.threads / lanes;
+  c.chunk = 32;
+  c.items = 2;
+  if (!check_config(p, c, max_shared_bytes).is_ok()) return std::nullopt;
+  return c;
+}
+
 constexpr int64_t kShortPipelinedMinSeqlen = 64;
 constexpr int64_t kShortPipelinedMaxSeqlen = 256;
 constexpr int64_t kShortPipelinedMaxSeqlenMidStates = 512;  // dstate 5 to 8
@@ -200,14 +214,7 @@ std::optional<FwdConfig> short_pipelined(const FwdProblem& p, int64_t sms,
   if (p.dstate < 4 || p.dstate > 16 || p.seqlen < kShortPipelinedMinSeqlen ||
       p.seqlen > max_seqlen || p.batch * p.dim < min_per_sm * sms)
     return std::nullopt;
-  FwdConfig c = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
-  c.n_split = 4;
-  c.d_step = 16;
-  c.threads = 64;
-  c.chunk = 32;
-  c.items = 2;
-  if (!check_config(p, c, max_shared_bytes).is_ok()) return std::nullopt;
-  return c;
+  return ring_of_2_pipelined(p, 4, max_shared_bytes);
 }
 
 // The warp scan's short lanes: blocks of 4 channels, 4 steps a lane (chunks
@@ -259,14 +266,7 @@ std::optional<FwdConfig> full_short_pipelined(const FwdProblem& p, size_t max_sh
       p.dstate <= 8 ? kFullPipelinedMaxSeqlenDstate8 : kFullPipelinedMaxSeqlen;
   if (p.dstate < 8 || p.dstate > 16 || p.seqlen < kFullPipelinedMinSeqlen || p.seqlen > max_seqlen)
     return std::nullopt;
-  FwdConfig c = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
-  c.n_split = 2;
-  c.d_step = 32;
-  c.threads = 64;
-  c.chunk = 32;
-  c.items = 2;
-  if (!check_config(p, c, max_shared_bytes).is_ok()) return std::nullopt;
-  return c;
+  return ring_of_2_pipelined(p, 2, max_shared_bytes);
 }
 
 std::optional<FwdConfig> small_state_pipelined(const FwdProblem& p, int64_t sms,
