@@ -347,6 +347,13 @@ TEST_CASE("emulated warp-scan backward matches the fp64 reference", "[bwd][emula
     p.fwd.variable_b = p.fwd.variable_c = false;
     check_case<ScanTraits<float, float, 40, 128, 1, false, false, true>>(p, 34);
   }
+  // The default at dstate <= 3 over many channels (8 channels a block,
+  // chunks of 128): dstate 1 over 20 channels (a partial tile), 3 chunks,
+  // every flag; dstate 3 in fp16 over two groups of 6.
+  check_case<ScanTraits<float, float, 1, 128, 8, true, true, true>>(
+      all_flags(make(2, 20, 300, 1, 1, DType::kF32)), 35);
+  check_case<ScanTraits<__half, float, 3, 128, 8, true, true, true>>(
+      all_flags(make(1, 12, 130, 3, 2, DType::kF16)), 36);
 }
 
 TEST_CASE("emulated warp-scan backward with several warps a channel matches the fp64 reference",
