@@ -172,19 +172,6 @@ std::optional<FwdConfig> mid_blockscan(const FwdProblem& p, int64_t sms, size_t 
 constexpr int64_t kSmallStatePipelinedMinChainsPerSm = 20;
 constexpr int64_t kSmallStatePipelinedMinSeqlen = 1024;
 
-// Short sequences over many channels, dstate 4 to 16: the pipelined kernel,
-// 4 threads a channel in blocks of 16, chunks of 32 in a ring of 2, from 64
-// steps to 256 (512 at dstate 5 to 8) and from 30 channels per SM (64 at
-// dstate 4, where the warp scan's short lanes hold out longer). H100 with
-// the flags, ms, this layout against the default before: fp16 (16, 384,
-// 128, 16) 0.0167 / 0.0433 (warp scan, chunks of 256), fp32 (4, 2048, 256,
-// 16) 0.0293 / 0.0618, bf16 (8, 1024, 256, 16) 0.0294 / 0.0537, fp32 (4,
-// 1024, 512, 8) 0.0306 / 0.0447, bf16 (8, 2048, 64, 4) 0.0137 / 0.0227
-// (warp scan, chunks of 128), (16, 1536, 256, 4) 0.0461 / 0.0521. Not at
-// 23 channels per SM ((4, 768, 256, 8) 0.0188 against the warp scan's short
-// lanes' 0.0170) or 31 at dstate 4 ((4, 1024, 128, 4) 0.0125 / 0.0100);
-// past 256 steps at dstate 16 the pipelined kernel's own default is faster
-// ((8, 1536, 512, 16) 0.0620 against this layout's 0.0696).
 // The pipelined kernel at 64 threads a block, `lanes` threads a channel,
 // chunks of 32 in a ring of 2 (the short-sequence layouts), where legal.
 std::optional<FwdConfig> ring_of_2_pipelined(const FwdProblem& p, int lanes,
@@ -199,6 +186,19 @@ std::optional<FwdConfig> ring_of_2_pipelined(const FwdProblem& p, int lanes,
   return c;
 }
 
+// Short sequences over many channels, dstate 4 to 16: the pipelined kernel,
+// 4 threads a channel in blocks of 16, chunks of 32 in a ring of 2, from 64
+// steps to 256 (512 at dstate 5 to 8) and from 30 channels per SM (64 at
+// dstate 4, where the warp scan's short lanes hold out longer). H100 with
+// the flags, ms, this layout against the default before: fp16 (16, 384,
+// 128, 16) 0.0167 / 0.0433 (warp scan, chunks of 256), fp32 (4, 2048, 256,
+// 16) 0.0293 / 0.0618, bf16 (8, 1024, 256, 16) 0.0294 / 0.0537, fp32 (4,
+// 1024, 512, 8) 0.0306 / 0.0447, bf16 (8, 2048, 64, 4) 0.0137 / 0.0227
+// (warp scan, chunks of 128), (16, 1536, 256, 4) 0.0461 / 0.0521. Not at
+// 23 channels per SM ((4, 768, 256, 8) 0.0188 against the warp scan's short
+// lanes' 0.0170) or 31 at dstate 4 ((4, 1024, 128, 4) 0.0125 / 0.0100);
+// past 256 steps at dstate 16 the pipelined kernel's own default is faster
+// ((8, 1536, 512, 16) 0.0620 against this layout's 0.0696).
 constexpr int64_t kShortPipelinedMinSeqlen = 64;
 constexpr int64_t kShortPipelinedMaxSeqlen = 256;
 constexpr int64_t kShortPipelinedMaxSeqlenMidStates = 512;  // dstate 5 to 8
