@@ -198,7 +198,8 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   // dA and A twice per state). Fewer lanes per channel means fewer lane
   // reductions of the per-step sums over states; on the H200 at
   // (8,1536,2048,64) bf16 with the block's flags, 8 states per thread at
-  // chunk 8 ran 6.04 ms against 7.73 for 4 at chunk 16 (exhaustive tune).
+  // chunk 8 ran 6.04 ms against 7.73 for 4 at chunk 16 (exhaustive tune);
+  // at dstate 32, 4 states over 8 lanes (below) mostly win.
   const int per_thread = p.fwd.dstate > 16 ? 8 : 4;
   int s = 1;
   while (s * 2 <= 32 && int64_t{s} * 2 * per_thread <= p.fwd.dstate) s *= 2;
@@ -413,6 +414,32 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
       reason = "warp scan, chunks of 128, " + std::to_string(ws.d_step) + " channels a block (" +
                std::to_string(channels) + " channels, a warp each, fill the GPU; dstate " +
                std::to_string(f.dstate) + ": faster than the sequential kernel there)";
+    }
+  }
+  // dstate 32: 4 states a thread over 8 lanes, 32 channels a block (256
+  // threads, chunk 16), instead of 8 states over 4 lanes (148 registers, 3
+  // blocks of 128 an SM), except where those 3 blocks an SM fill most of
+  // one wave (more than 2 an SM): there the 8 states keep a small lead.
+  // H100, the flags, saved states, ms, 8 states against 4: 256 blocks, fp16
+  // (8, 1024, 4096, 32) 3.865 / 2.588, (2, 4096, 2048, 32) 1.923 / 1.304,
+  // bf16 (4, 2048, 1024, 32) 0.974 / 0.680; 512 blocks, (8, 2048, 512, 32)
+  // fp16 1.056 / 0.661, bf16 1.069 / 0.681; 384 blocks on 132 SMs, bf16
+  // (8, 1536, 2048, 32) 2.181 / 2.210, fp32 (16, 768, 1000, 32) 0.995 /
+  // 1.042. 16 channels a block (128 threads) ran 3 % to 7 % slower than 32.
+  if (c.algo == BwdAlgo::kSequential && c.acc == BwdAcc::kF32 && f.dstate == 32 && s == 4 &&
+      c.d_step == 32 && sm_count > 0) {
+    const bool one_wave_of_3 = blocks > 2 * int64_t{sm_count} && blocks <= 3 * int64_t{sm_count};
+    BwdConfig four = c;
+    four.n_split = 8;
+    four.threads = 256;
+    four.chunk = 16;
+    if (!one_wave_of_3 && check_config(p, four, limit).is_ok()) {
+      c = four;
+      reason = "n_split 8 (4 states per thread), d_step 32 (256 threads), chunk 16 (" +
+               std::to_string(blocks) + " blocks: 8 states a thread would leave " +
+               (blocks <= 2 * int64_t{sm_count} ? "SMs short of 3 blocks"
+                                                : "a partial second wave of 3 per SM") +
+               ")";
     }
   }
   // The sequential kernel at 2 states a thread: chunk 32, as much history as

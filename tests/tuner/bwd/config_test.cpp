@@ -343,6 +343,32 @@ TEST_CASE("the backward default scans dstate <= 3 over many channels, a warp a c
   }
 }
 
+TEST_CASE(
+    "the backward default spreads dstate 32 over 8 lanes but where 3 blocks an SM fill a wave",
+    "[bwd]") {
+  // 4 states a thread, 32 channels a block; 8 states over 4 lanes where the
+  // grid has more than 2 and at most 3 blocks of 32 channels an SM (132 SMs).
+  constexpr const char* kEight = "seq.K16.D32.fp32.t256.s8.fast";
+  constexpr const char* kFour = "seq.K8.D32.fp32.t128.s4.fast";
+  for (const Want& w : {Want{8, 1024, 4096, 32, kEight}, Want{2, 4096, 2048, 32, kEight},
+                        Want{4, 2048, 1024, 32, kEight}, Want{8, 2048, 512, 32, kEight},
+                        Want{16, 2048, 1024, 32, kEight}, Want{10, 1280, 2048, 32, kEight},
+                        Want{8, 1536, 2048, 32, kFour}, Want{16, 768, 1000, 32, kFour},
+                        Want{5, 2048, 4096, 32, kFour}})
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) check_key(w, t);
+  // Not at dstate 31 or 64, nor with fp64 sums.
+  BwdProblem p;
+  p.fwd = testing::shape(8, 2048, 512, 64, DType::kBF16);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.key() ==
+        "seq.K8.D16.fp32.t128.s8.fast");
+  p.fwd = testing::shape(8, 2048, 512, 31, DType::kBF16);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.n_split == 2);
+  p.fwd = testing::shape(8, 2048, 512, 32, DType::kBF16);
+  const BwdConfig f64 = default_config(p, BwdAcc::kF64, 227 * 1024, 132).config;
+  CHECK(f64.n_split == 4);
+  CHECK(f64.acc == BwdAcc::kF64);
+}
+
 TEST_CASE("the backward default scans few channels with several warps a channel", "[bwd]") {
   BwdProblem p;
   // mamba_ssm's test grid: (2, 4, seqlen, 8), fp32, with its flags.

@@ -279,6 +279,13 @@ TEST_CASE("emulated backward kernels match the fp64 reference", "[bwd][emulated]
     check_case<BwdTraits<float, double, 4, 4, 8, 4, kAcc, true, false, true, false, false, false,
                          false, false>>(q, 23, 8);
   }
+  {  // dstate 32 over 8 lanes of 4 states, 32 channels a block (256 threads):
+     // the default's layout there; fp16, a partial tile, 3 chunks (the last
+     // partial), every flag
+    BwdProblem p = all_flags(make(1, 40, 37, 32, 1, DType::kF16));
+    check_case<BwdTraits<__half, float, 32, 16, 32, 8, kAcc, true, true, true, true, true, true,
+                         true, true>>(p, 24);
+  }
   {  // dstate 5 over 4 lanes (states past dstate), two warps, seqlen 7
     BwdProblem p = all_flags(make(1, 16, 7, 5, 2, DType::kF32));
     check_case<
