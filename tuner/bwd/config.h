@@ -69,11 +69,16 @@ size_t shared_bytes(const BwdProblem& p, const BwdConfig& c);
 // device's opt-in limit per block (0: unchecked).
 Status check_config(const BwdProblem& p, const BwdConfig& c, size_t max_shared_bytes = 0);
 
+// A warp-scan config: `channels` a block, `warps` a channel, chunk
+// timesteps, a channel's states over `groups` blocks.
+BwdConfig warp_scan(int chunk, int channels, int warps, BwdAcc acc = BwdAcc::kF32,
+                    BwdExp exp = BwdExp::kFast, int groups = 1);
+
 struct BwdDefault {
   BwdConfig config;
   std::string reason;
 };
-// A legal config for `p` (the chunk shrinks until the block fits
+// A legal config for `p` (tuner/bwd/defaults.cpp; the chunk shrinks until the block fits
 // max_shared_bytes; 0: no limit). sm_count (0: unknown): a sequential grid
 // that fits 3 blocks per SM takes 3 (.b3: more registers a thread); a
 // problem whose channels give the SMs 8 warps each (128 SMs when
