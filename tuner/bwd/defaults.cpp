@@ -317,9 +317,9 @@ void eight_lanes_at_dstate32(const Context& x, BwdDefault& d) {
     if (!one_wave_of_3 && check_config(x.p, four, x.limit).is_ok()) {
       c = four;
       d.reason = "n_split 8 (4 states per thread), d_step 32 (256 threads), chunk 16 (" +
-                 std::to_string(blocks) + " blocks: 8 states a thread would leave " +
-                 (blocks <= 2 * int64_t{sm_count} ? "SMs short of 3 blocks"
-                                                  : "a partial second wave of 3 per SM") +
+                 std::to_string(blocks) + " blocks: at 8 states a thread, 3 blocks an SM " +
+                 (blocks <= 2 * int64_t{sm_count} ? "would leave SMs idle"
+                                                  : "would take more than one wave") +
                  ")";
     }
   }
