@@ -285,6 +285,12 @@ TEST_CASE("emulated backward kernels match the fp64 reference", "[bwd][emulated]
     BwdProblem p = all_flags(make(1, 40, 37, 32, 1, DType::kF16));
     check_case<BwdTraits<__half, float, 32, 16, 32, 8, kAcc, true, true, true, true, true, true,
                          true, true>>(p, 24);
+    // bf16 over two groups of 36 channels (a partial tile each), constant B,
+    // no flags, 2 chunks (the last partial)
+    BwdProblem q = make(1, 72, 21, 32, 2, DType::kBF16);
+    q.fwd.variable_b = false;
+    check_case<BwdTraits<__nv_bfloat16, float, 32, 16, 32, 8, kAcc, false, true, false, false,
+                         false, false, false, false>>(q, 25);
   }
   {  // dstate 5 over 4 lanes (states past dstate), two warps, seqlen 7
     BwdProblem p = all_flags(make(1, 16, 7, 5, 2, DType::kF32));
