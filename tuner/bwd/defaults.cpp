@@ -25,6 +25,9 @@ struct Context {
   int sm_count;      // 0: unknown
   int64_t sms;       // sm_count, or 128 where unknown
   int64_t channels;  // batch x dim
+  // Channels enough for a warp each to give every SM 8 warps (the warp
+  // scans' threshold where the chunked kernels' grid is small or slow).
+  int64_t warp_fill_channels;
 };
 
 // The largest power of 2 at most `want` and at most the group's channels.
@@ -130,8 +133,7 @@ void warp_scan_for_many_channels(const Context& x, BwdDefault& d) {
   const FwdProblem& f = x.f;
   const bool four_by_four = c.n_split == 4 && (f.dstate + 3) / 4 == 4;
   const int64_t channels = x.channels;
-  const int64_t channels_needed = 8 * x.sms;
-  if (c.algo == BwdAlgo::kMultiPass && !four_by_four && channels >= channels_needed) {
+  if (c.algo == BwdAlgo::kMultiPass && !four_by_four && channels >= x.warp_fill_channels) {
     // 8 warps a block at dstate <= 4, 16 beyond (H200: (8,1536,2048,4) fp32
     // with the flags 0.739 ms at 8 against 0.800 at 16; (8,256,1024,64)
     // fp32 0.496 at 16 against 0.849 at 8, (8,512,1024,32) bf16 with the
@@ -279,9 +281,8 @@ void warp_scan_at_dstate_le3(const Context& x, BwdDefault& d) {
   BwdConfig& c = d.config;
   const FwdProblem& f = x.f;
   const int64_t channels = x.channels;
-  const int64_t channels_needed = 8 * x.sms;
   if (c.algo == BwdAlgo::kSequential && c.acc == BwdAcc::kF32 && f.dstate <= 3 &&
-      (f.seqlen > 64 || f.dstate == 1) && channels >= channels_needed) {
+      (f.seqlen > 64 || f.dstate == 1) && channels >= x.warp_fill_channels) {
     const BwdConfig ws = warp_scan(128, channels_a_block(f, 8), 1, c.acc, c.exp);
     if (check_config(x.p, ws, x.limit).is_ok()) {
       c = ws;
@@ -386,7 +387,8 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
       max_shared_bytes != 0 ? max_shared_bytes : size_t{ssmtune_kernels::kSm90SmemPerBlock},
       sm_count,
       sm_count > 0 ? sm_count : 128,
-      p.fwd.batch * p.fwd.dim};
+      p.fwd.batch * p.fwd.dim,
+      8 * int64_t{sm_count > 0 ? sm_count : 128}};
   BwdDefault d = chunked_layout(x, acc);
   // In this order: multipass reads the chunk count at the chunked layout's
   // chunk; the warp scans replace multipass (or, at dstate <= 3, the
