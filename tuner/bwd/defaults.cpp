@@ -293,6 +293,56 @@ void warp_scan_at_dstate_le3(const Context& x, BwdDefault& d) {
   }
 }
 
+// dstate 17 to 31: 3 or 4 states a thread over 8 lanes, 32 channels a block
+// (256 threads, chunk 16). The chunked layout there takes 2 lanes of 9 to
+// 16 states at chunk 4 (242 to 255 registers, ptxas sm_90), which
+// multipass and then the warp scan (ws.K256.D16) replace where its grid is
+// small. H100, the flags, saved states, ms, against 2 lanes at chunk 4 /
+// the warp scan / this layout: bf16 (16, 2048, 1024, 24) 3.392 / 2.691 /
+// 2.127, (16, 1536, 1024, 18) 1.876 / 1.598 / 1.575; fp16 (16, 1536, 1024,
+// 20) 3.161 / 1.734 / 1.571. Against the warp scan: bf16 (8, 1536, 2048,
+// 24) 2.019 / 1.718, (2, 4096, 2048, 24) 1.352 / 1.078; fp16 (8, 1024,
+// 1024, 20) 0.589 / 0.536; fp32 (4, 2048, 1024, 28) 0.867 / 0.642, (8,
+// 1536, 512, 31) 0.704 / 0.565, (12, 1024, 2048, 22) 2.098 / 1.800. Below
+// dstate 20 (3 states a thread, up to 7 of 24 unused) the warp scan stays:
+// (16, 768, 512, 17) bf16 0.390 / 0.445, (6, 1536, 1024, 19) fp16 0.698 /
+// 0.864. 16 channels a block (128 threads) ran 2 % to 5 % slower than 32;
+// 6 to 8 states over 4 lanes at chunk 8, 5 % to 60 % slower.
+void eight_lanes_at_dstate17_to_31(const Context& x, BwdDefault& d) {
+  BwdConfig& c = d.config;
+  const FwdProblem& f = x.f;
+  if (c.acc != BwdAcc::kF32 || f.dstate < 17 || f.dstate > 31) return;
+  // The sequential block the chunked layout sized, or the warp scan of a
+  // warp a channel that replaced multipass (not the few-channel scans).
+  const bool warp_a_channel =
+      c.algo == BwdAlgo::kWarpScan && c.n_split == 1 && c.threads == 32 * c.d_step;
+  if (c.algo != BwdAlgo::kSequential && (!warp_a_channel || f.dstate < 20)) return;
+  BwdConfig eight;
+  eight.acc = c.acc;
+  eight.exp = c.exp;
+  eight.n_split = 8;
+  eight.d_step = channels_a_block(f, 32);
+  eight.threads = eight.d_step * eight.n_split;
+  eight.chunk = 16;
+  const int64_t blocks = grid_blocks(f, eight.d_step);
+  // The warp scan stays where the grid fills less than 15/16 of a wave of 2
+  // blocks an SM (every win above had 256 blocks or more on 132 SMs; 192
+  // lost: (3, 2048, 4096, 30) bf16 2.466 / 2.615 ms; 128, (2, 2048, 2048,
+  // 26) bf16 0.741 / 0.882, (1, 4096, 2048, 28) fp32 0.875 / 0.867), and
+  // under 512 steps (not measured there).
+  const bool fills = 8 * blocks >= 15 * x.sms && f.seqlen >= 512;
+  if (eight.d_step != 32 || (warp_a_channel && !fills) ||
+      !check_config(x.p, eight, x.limit).is_ok())
+    return;
+  const std::string before =
+      warp_a_channel ? "the warp scan" : "2 lanes of 9 to 16 states at chunk 4";
+  c = eight;
+  d.reason = "n_split 8 (" + std::to_string((f.dstate + 7) / 8) +
+             " states per thread), d_step 32 (256 threads), chunk 16 (dstate " +
+             std::to_string(f.dstate) + ", " + std::to_string(blocks) + " blocks: faster than " +
+             before + ")";
+}
+
 // dstate 32: 4 states a thread over 8 lanes, 32 channels a block (256
 // threads, chunk 16), instead of 8 states over 4 lanes (148 registers, 3
 // blocks of 128 an SM), except where those 3 blocks an SM fill most of
@@ -399,6 +449,7 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   warp_scan_for_few_states(x, d);
   warp_scan_for_few_channels(x, d);
   warp_scan_at_dstate_le3(x, d);
+  eight_lanes_at_dstate17_to_31(x, d);
   eight_lanes_at_dstate32(x, d);
   longer_chunk_at_two_states(x, d);
   three_blocks_under_one_wave(x, d);

@@ -362,11 +362,44 @@ TEST_CASE(
   CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.key() ==
         "seq.K8.D16.fp32.t128.s8.fast");
   p.fwd = testing::shape(8, 2048, 512, 31, DType::kBF16);
-  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.n_split == 2);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.n_split == 8);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.threads == 256);
   p.fwd = testing::shape(8, 2048, 512, 32, DType::kBF16);
   const BwdConfig f64 = default_config(p, BwdAcc::kF64, 227 * 1024, 132).config;
   CHECK(f64.n_split == 4);
   CHECK(f64.acc == BwdAcc::kF64);
+}
+
+TEST_CASE("the backward default spreads dstate 17 to 31 over 8 lanes where the grid fills the GPU",
+          "[bwd]") {
+  // 3 or 4 states a thread, 32 channels a block, instead of the warp scan
+  // (from dstate 20 and 512 steps, where blocks of 32 channels fill 15/16 of
+  // a wave of 2 an SM or more; 132 SMs) or 2 lanes of 9 to 16 states at
+  // chunk 4 (at any length).
+  constexpr const char* kEight = "seq.K16.D32.fp32.t256.s8.fast";
+  constexpr const char* kWarp = "ws.K256.D16.fp32.t512.s1.fast";
+  for (const Want& w : {Want{8, 1536, 2048, 24, kEight}, Want{2, 4096, 2048, 24, kEight},
+                        Want{8, 1024, 1024, 20, kEight}, Want{4, 2048, 1024, 28, kEight},
+                        Want{8, 1536, 512, 31, kEight}, Want{16, 2048, 1024, 24, kEight},
+                        Want{16, 1536, 1024, 18, kEight}, Want{12, 1024, 2048, 22, kEight},
+                        Want{32, 2048, 128, 24, kEight},
+                        // The warp scan below dstate 20, under 15/16 of a wave of 2
+                        // blocks an SM, and under 512 steps.
+                        Want{16, 768, 512, 17, kWarp}, Want{6, 1536, 1024, 19, kWarp},
+                        Want{2, 2048, 2048, 26, kWarp}, Want{3, 2048, 4096, 30, kWarp},
+                        Want{4, 1536, 1024, 24, kWarp}, Want{5, 1536, 1024, 26, kWarp},
+                        Want{8, 1024, 256, 24, kWarp}})
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) check_key(w, t);
+  BwdProblem p;
+  p.fwd = testing::shape(16, 1536, 1024, 18, DType::kBF16);
+  const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
+  CHECK(d.reason.find("2 lanes of 9 to 16 states") != std::string::npos);
+  // Also on an unknown device (128 SMs assumed); not with fp64 sums, nor
+  // under 32 channels a group.
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 0).config.key() == kEight);
+  CHECK(default_config(p, BwdAcc::kF64, 227 * 1024, 132).config.n_split != 8);
+  p.fwd = testing::shape(64, 16, 1024, 24, DType::kBF16);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.n_split != 8);
 }
 
 TEST_CASE("the backward default scans few channels with several warps a channel", "[bwd]") {

@@ -292,6 +292,19 @@ TEST_CASE("emulated backward kernels match the fp64 reference", "[bwd][emulated]
     check_case<BwdTraits<__nv_bfloat16, float, 32, 16, 32, 8, kAcc, false, true, false, false,
                          false, false, false, false>>(q, 25);
   }
+  {  // dstate 20 over 8 lanes of 3 states (4 slots past dstate), 32 channels a
+     // block: the default's layout at dstate 17 to 31; bf16, a partial tile,
+     // 3 chunks (the last partial), every flag
+    BwdProblem p = all_flags(make(1, 40, 37, 20, 1, DType::kBF16));
+    check_case<BwdTraits<__nv_bfloat16, float, 20, 16, 32, 8, kAcc, true, true, true, true, true,
+                         true, true, true>>(p, 26);
+    // dstate 27 (4 states a thread, 5 past dstate), fp32, constant C, two
+    // groups of 36 channels, no flags
+    BwdProblem q = make(1, 72, 21, 27, 2, DType::kF32);
+    q.fwd.variable_c = false;
+    check_case<BwdTraits<float, float, 27, 16, 32, 8, kAcc, true, false, false, false, false, false,
+                         false, false>>(q, 27);
+  }
   {  // dstate 5 over 4 lanes (states past dstate), two warps, seqlen 7
     BwdProblem p = all_flags(make(1, 16, 7, 5, 2, DType::kF32));
     check_case<
