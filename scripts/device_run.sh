@@ -3,8 +3,8 @@
 # elsewhere: the GPU suites, the per-algorithm bench table, tuning runs and
 # the seed's check. Outputs land in ${OUT:-out}/.
 # Usage: scripts/device_run.sh BUILD_DIR PART...
-#   (tests bench check tune_seed tune_mid db report overhead explain bwd_chan bwd_ab
-#    bwd_groups fwd_groups fwd_mid_groups)
+#   (tests bench check tune_seed tune_mid tune_bwd db report overhead explain bwd_chan bwd_ab
+#    bwd_groups bwd_lanes fwd_groups fwd_mid_groups fwd_odd)
 # bwd_ab: TPL_OLD=DIR (a templates/ folder of an older tree) times the
 # backward default with those templates and with the build's own.
 set -uo pipefail
@@ -43,6 +43,10 @@ for part in "${@:2}"; do
     tune_mid)
       TAIL=6 step tune_mid_fp32 150 "$build/ssmtune" tune "${shape_mid[@]}" --time-limit 40
       TAIL=6 step tune_mid_bf16 150 "$build/ssmtune" tune "${shape_mid[@]}" --dtype bf16 --time-limit 40 ;;
+    # The backward's tune of record: (8, 1536, 2048, 16) bf16 with the block's flags.
+    tune_bwd)
+      TAIL=10 step tune_bwd_record 150 "$build/ssmtune" tune "${shape_mid[@]}" --family bwd \
+        --dtype bf16 --with-d --with-z --delta-bias --softplus --time-limit 60 ;;
     db) TAIL=12 step db_best 20 "$build/ssmtune" db best ;;
     # The HTML report of this session's database: $out/report.html (copy it to bench/).
     report) TAIL=2 step report 60 "$build/ssmtune" report -o "$out/report.html" ;;
@@ -85,6 +89,44 @@ for part in "${@:2}"; do
           ws.K1024.D1.fp32.t256.s1.fast ws.K1024.D1.fp32.t256.s2.fast \
           ws.K1024.D1.fp32.t256.s4.fast ws.K1024.D1.fp32.t256.s8.fast \
           ws.K2048.D1.fp32.t512.s2.fast ws.K2048.D1.fp32.t512.s4.fast
+      done ;;
+    # The backward's 8 lanes (3 or 4 states a thread) against the warp scan at dstate
+    # 20 to 31 where the rule keeps the warp scan (193 to 255 blocks of 32 channels on
+    # 132 SMs, under 512 steps), and at dstate 33 to 63 the default (4 lanes of 9 to 16
+    # states at chunk 4, 189 to 252 registers) against 8 and 16 lanes; the flags, saved
+    # states, each config checked against fp64 first.
+    bwd_lanes)
+      for shape in "4 1536 1024 24 bf16" "6 1024 2048 24 bf16" "7 1024 2048 30 bf16" \
+                   "5 1536 1024 26 fp16" "9 1024 1024 21 fp32" "32 1536 256 28 bf16" \
+                   "8 1024 256 24 bf16" "8 1024 128 24 bf16" "12 1024 64 20 fp16"; do
+        read -r b d l n t <<<"$shape"
+        TAIL=4 step "bwd_lanes_${b}_${d}_${l}_${n}_$t" 60 "$build/ssmtune" bench --batch "$b" \
+          --dim "$d" --seqlen "$l" --dstate "$n" "${bwd_flags[@]}" --dtype "$t" --config \
+          seq.K16.D32.fp32.t256.s8.fast ws.K256.D16.fp32.t512.s1.fast
+      done
+      for shape in "8 1536 2048 48 bf16" "8 1024 1024 40 fp16" "4 2048 1024 56 fp32" \
+                   "16 1536 512 48 bf16"; do
+        read -r b d l n t <<<"$shape"
+        TAIL=3 step "bwd_lanes_default_${b}_${d}_${l}_${n}_$t" 60 "$build/ssmtune" bench \
+          --batch "$b" --dim "$d" --seqlen "$l" --dstate "$n" "${bwd_flags[@]}" --dtype "$t"
+        TAIL=6 step "bwd_lanes_${b}_${d}_${l}_${n}_$t" 90 "$build/ssmtune" bench --batch "$b" \
+          --dim "$d" --seqlen "$l" --dstate "$n" "${bwd_flags[@]}" --dtype "$t" --config \
+          seq.K8.D16.fp32.t128.s8.fast seq.K16.D32.fp32.t256.s8.fast \
+          seq.K8.D32.fp32.t256.s8.fast seq.K16.D16.fp32.t256.s16.fast
+      done ;;
+    # The forward's short-sequence default at lengths not a multiple of its chunk of 32,
+    # against the sequential kernel, the block's flags.
+    fwd_odd)
+      for shape in "48 1536 100 16 bf16" "24 1536 90 16 bf16" "16 2048 200 16 fp16" \
+                   "32 1024 150 8 bf16" "12 2048 330 12 fp32" "16 1536 72 16 bf16"; do
+        read -r b d l n t <<<"$shape"
+        for algo in default sequential; do
+          sel=()
+          [ "$algo" = sequential ] && sel=(--algo sequential)
+          TAIL=3 step "fwd_odd_${algo}_${b}_${d}_${l}_${n}_$t" 40 "$build/ssmtune" bench \
+            --batch "$b" --dim "$d" --seqlen "$l" --dstate "$n" --dtype "$t" --with-d --with-z \
+            --delta-bias --softplus "${sel[@]}"
+        done
       done ;;
     # The few-channel forward warp scan with a channel's states over 1 to 8
     # blocks (state groups), the block's flags, bf16 and fp32.

@@ -343,12 +343,14 @@ TEST_CASE("the backward default scans dstate <= 3 over many channels, a warp a c
   }
 }
 
+// 3 or 4 states a thread over 8 lanes, 32 channels a block (dstate 17 to 32).
+constexpr const char* kEight = "seq.K16.D32.fp32.t256.s8.fast";
+
 TEST_CASE(
     "the backward default spreads dstate 32 over 8 lanes but where 3 blocks an SM fill a wave",
     "[bwd]") {
   // 4 states a thread, 32 channels a block; 8 states over 4 lanes where the
   // grid has more than 2 and at most 3 blocks of 32 channels an SM (132 SMs).
-  constexpr const char* kEight = "seq.K16.D32.fp32.t256.s8.fast";
   constexpr const char* kFour = "seq.K8.D32.fp32.t128.s4.fast";
   for (const Want& w : {Want{8, 1024, 4096, 32, kEight}, Want{2, 4096, 2048, 32, kEight},
                         Want{4, 2048, 1024, 32, kEight}, Want{8, 2048, 512, 32, kEight},
@@ -356,7 +358,8 @@ TEST_CASE(
                         Want{8, 1536, 2048, 32, kFour}, Want{16, 768, 1000, 32, kFour},
                         Want{5, 2048, 4096, 32, kFour}})
     for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) check_key(w, t);
-  // Not at dstate 31 or 64, nor with fp64 sums.
+  // Not at dstate 64, nor with fp64 sums; dstate 31 by the dstate 17 to 31
+  // rule (below).
   BwdProblem p;
   p.fwd = testing::shape(8, 2048, 512, 64, DType::kBF16);
   CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.key() ==
@@ -376,7 +379,6 @@ TEST_CASE("the backward default spreads dstate 17 to 31 over 8 lanes where the g
   // (from dstate 20 and 512 steps, where blocks of 32 channels fill 15/16 of
   // a wave of 2 an SM or more; 132 SMs) or 2 lanes of 9 to 16 states at
   // chunk 4 (at any length).
-  constexpr const char* kEight = "seq.K16.D32.fp32.t256.s8.fast";
   constexpr const char* kWarp = "ws.K256.D16.fp32.t512.s1.fast";
   for (const Want& w : {Want{8, 1536, 2048, 24, kEight}, Want{2, 4096, 2048, 24, kEight},
                         Want{8, 1024, 1024, 20, kEight}, Want{4, 2048, 1024, 28, kEight},
