@@ -293,6 +293,20 @@ void warp_scan_at_dstate_le3(const Context& x, BwdDefault& d) {
   }
 }
 
+// The sequential kernel at 8 lanes a channel, up to 32 channels a block
+// (256 threads), chunk 16: 3 or 4 states a thread from dstate 17 to 32; c's
+// sums and exp.
+BwdConfig eight_lanes(const FwdProblem& f, const BwdConfig& c) {
+  BwdConfig e;
+  e.acc = c.acc;
+  e.exp = c.exp;
+  e.n_split = 8;
+  e.d_step = channels_a_block(f, 32);
+  e.threads = e.d_step * e.n_split;
+  e.chunk = 16;
+  return e;
+}
+
 // dstate 17 to 31: 3 or 4 states a thread over 8 lanes, 32 channels a block
 // (256 threads, chunk 16). The chunked layout there takes 2 lanes of 9 to
 // 16 states at chunk 4 (242 to 255 registers, ptxas sm_90), which
@@ -317,13 +331,7 @@ void eight_lanes_at_dstate17_to_31(const Context& x, BwdDefault& d) {
   const bool warp_a_channel =
       c.algo == BwdAlgo::kWarpScan && c.n_split == 1 && c.threads == 32 * c.d_step;
   if (c.algo != BwdAlgo::kSequential && (!warp_a_channel || f.dstate < 20)) return;
-  BwdConfig eight;
-  eight.acc = c.acc;
-  eight.exp = c.exp;
-  eight.n_split = 8;
-  eight.d_step = channels_a_block(f, 32);
-  eight.threads = eight.d_step * eight.n_split;
-  eight.chunk = 16;
+  const BwdConfig eight = eight_lanes(f, c);
   const int64_t blocks = grid_blocks(f, eight.d_step);
   // The warp scan stays where the grid fills less than 15/16 of a wave of 2
   // blocks an SM (every win above had 256 blocks or more on 132 SMs; 192
@@ -361,10 +369,7 @@ void eight_lanes_at_dstate32(const Context& x, BwdDefault& d) {
   if (c.algo == BwdAlgo::kSequential && c.acc == BwdAcc::kF32 && f.dstate == 32 && c.n_split == 4 &&
       c.d_step == 32 && sm_count > 0) {
     const bool one_wave_of_3 = blocks > 2 * int64_t{sm_count} && blocks <= 3 * int64_t{sm_count};
-    BwdConfig four = c;
-    four.n_split = 8;
-    four.threads = 256;
-    four.chunk = 16;
+    const BwdConfig four = eight_lanes(f, c);
     if (!one_wave_of_3 && check_config(x.p, four, x.limit).is_ok()) {
       c = four;
       d.reason = "n_split 8 (4 states per thread), d_step 32 (256 threads), chunk 16 (" +
