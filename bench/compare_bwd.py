@@ -17,6 +17,7 @@ slower than the GPU, as at mamba_ssm's test grid's tiny shapes, for either conte
 import argparse
 import json
 import platform
+import random
 import sys
 import time
 import zlib
@@ -54,6 +55,23 @@ def parse_shapes(spec):
         dims, _, dtype = item.partition(":")
         b, d, l, n = (int(x) for x in dims.lower().split("x"))
         shapes.append((b, d, l, n, dtype or "fp32"))
+    return shapes
+
+
+def draw_shapes(count, seed):
+    """`count` shapes drawn with random.Random(seed), none chosen by hand: batch 1 to 16, dim 256
+    to 5120, seqlen 64 to 8192 (odd lengths among them), dstate 1 to 64 weighted to 16, the three
+    dtypes; between 2e5 and 6.4e7 (batch, dim, step) elements, no shape twice."""
+    rng = random.Random(seed)
+    lengths = (64, 128, 256, 512, 1000, 1024, 2048, 3000, 4096, 8192)
+    states = (1, 2, 4, 8, 12, 16, 16, 16, 16, 20, 24, 32, 48, 64)
+    shapes = []
+    while len(shapes) < count:
+        shape = (rng.randint(1, 16), rng.choice((256, 384, 512, 768, 1024, 1536, 2048, 2560, 4096,
+                                                 5120)),
+                 rng.choice(lengths), rng.choice(states), rng.choice(tuple(DTYPES)))
+        if 2e5 <= shape[0] * shape[1] * shape[2] <= 6.4e7 and shape not in shapes:
+            shapes.append(shape)
     return shapes
 
 
@@ -158,6 +176,9 @@ def rel_l2(a, b):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--shapes", type=parse_shapes, default=None)
+    p.add_argument("--draw", type=int, default=0, metavar="N",
+                   help="N shapes drawn with --draw-seed instead of the issue's (a held-out sweep)")
+    p.add_argument("--draw-seed", type=int, default=2929)
     p.add_argument("--flags", default="both", choices=("off", "on", "both"),
                    help="D, z, delta_bias and delta_softplus (default: both)")
     p.add_argument("--seed", type=int, default=None)
@@ -170,6 +191,9 @@ def main(argv=None):
     p.add_argument("--json", default="bench_compare_bwd.json")
     args = p.parse_args(argv)
     shapes = args.shapes or list(DEFAULT_SHAPES)
+    if args.draw > 0:
+        shapes = draw_shapes(args.draw, args.draw_seed)
+        progress(f"{args.draw} shapes drawn with random.Random({args.draw_seed})")
     seed = args.seed if args.seed is not None else time.time_ns() % (1 << 31)
     progress(f"seed {seed}")
     if args.mamba_path:
