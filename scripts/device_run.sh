@@ -92,9 +92,10 @@ for part in "${@:2}"; do
       done ;;
     # The backward's 8 lanes (3 or 4 states a thread) against the warp scan at dstate
     # 20 to 31 where the rule keeps the warp scan (193 to 255 blocks of 32 channels on
-    # 132 SMs, under 512 steps), and at dstate 33 to 63 the default (4 lanes of 9 to 16
-    # states at chunk 4, 189 to 252 registers) against 8 and 16 lanes; the flags, saved
-    # states, each config checked against fp64 first.
+    # 132 SMs, under 512 steps), at dstate 33 to 64 the default (4 lanes of 9 to 16
+    # states at chunk 4, 189 to 252 registers, to dstate 63) against 8 and 16 lanes, and
+    # at dstate 100 and 128 against 16 and 32 lanes; the flags, saved states, each config
+    # checked against fp64 first.
     bwd_lanes)
       for shape in "4 1536 1024 24 bf16" "6 1024 2048 24 bf16" "7 1024 2048 30 bf16" \
                    "5 1536 1024 26 fp16" "9 1024 1024 21 fp32" "32 1536 256 28 bf16" \
@@ -105,14 +106,25 @@ for part in "${@:2}"; do
           seq.K16.D32.fp32.t256.s8.fast ws.K256.D16.fp32.t512.s1.fast
       done
       for shape in "8 1536 2048 48 bf16" "8 1024 1024 40 fp16" "4 2048 1024 56 fp32" \
-                   "16 1536 512 48 bf16"; do
+                   "16 1536 512 48 bf16" "8 1024 2048 64 bf16" "4 1024 2048 36 fp16"; do
         read -r b d l n t <<<"$shape"
         TAIL=3 step "bwd_lanes_default_${b}_${d}_${l}_${n}_$t" 60 "$build/ssmtune" bench \
           --batch "$b" --dim "$d" --seqlen "$l" --dstate "$n" "${bwd_flags[@]}" --dtype "$t"
         TAIL=6 step "bwd_lanes_${b}_${d}_${l}_${n}_$t" 90 "$build/ssmtune" bench --batch "$b" \
           --dim "$d" --seqlen "$l" --dstate "$n" "${bwd_flags[@]}" --dtype "$t" --config \
           seq.K8.D16.fp32.t128.s8.fast seq.K16.D32.fp32.t256.s8.fast \
-          seq.K8.D32.fp32.t256.s8.fast seq.K16.D16.fp32.t256.s16.fast
+          seq.K8.D32.fp32.t256.s8.fast seq.K16.D16.fp32.t256.s16.fast \
+          seq.K16.D32.fp32.t512.s16.fast
+      done
+      # Past dstate 64: 16 and 32 lanes against the default (9 to 16 states a thread at
+      # dstate 100, 8 at 128).
+      for shape in "4 1024 2048 100 bf16" "4 1024 1024 128 fp16"; do
+        read -r b d l n t <<<"$shape"
+        TAIL=3 step "bwd_lanes_default_${b}_${d}_${l}_${n}_$t" 60 "$build/ssmtune" bench \
+          --batch "$b" --dim "$d" --seqlen "$l" --dstate "$n" "${bwd_flags[@]}" --dtype "$t"
+        TAIL=6 step "bwd_lanes_${b}_${d}_${l}_${n}_$t" 90 "$build/ssmtune" bench --batch "$b" \
+          --dim "$d" --seqlen "$l" --dstate "$n" "${bwd_flags[@]}" --dtype "$t" --config \
+          seq.K8.D8.fp32.t128.s16.fast seq.K8.D4.fp32.t128.s32.fast
       done ;;
     # The forward's short-sequence default at lengths not a multiple of its chunk of 32,
     # against the sequential kernel, the block's flags.
