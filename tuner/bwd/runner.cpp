@@ -3,49 +3,20 @@
 
 #include <cstdint>
 
+#include "tuner/scan_params.h"
+
 namespace ssmtune::bwd {
 
 ssmtune_kernels::SsmBwdParams make_params(const BwdProblem& bp, const BwdTensors& t) {
   const FwdProblem& p = bp.fwd;
   ssmtune_kernels::SsmBwdParams k{};
   ssmtune_kernels::SsmFwdParams& f = k.f;
-  f.batch = static_cast<int>(p.batch);
-  f.dim = static_cast<int>(p.dim);
-  f.seqlen = static_cast<int>(p.seqlen);
-  f.dstate = static_cast<int>(p.dstate);
-  f.groups = static_cast<int>(p.groups);
-  f.dim_per_group = static_cast<int>(p.dim_per_group());
-  f.u = t.u.data;
-  f.u_batch_stride = t.u.stride[0];
-  f.u_dim_stride = t.u.stride[1];
-  f.delta = t.delta.data;
-  f.delta_batch_stride = t.delta.stride[0];
-  f.delta_dim_stride = t.delta.stride[1];
-  f.A = static_cast<const float*>(t.A.data);
-  f.A_dim_stride = t.A.stride[0];
-  auto bc = [](const TensorArg& a, bool variable, long long& s0, long long& s1, long long& s2) {
-    s0 = a.stride[0];  // variable: batch stride; constant: dim stride
-    s1 = variable ? a.stride[1] : 0;
-    s2 = variable ? a.stride[2] : 0;
-  };
-  f.B = t.B.data;
-  bc(t.B, p.variable_b, f.B_batch_stride, f.B_group_stride, f.B_dstate_stride);
-  f.C = t.C.data;
-  bc(t.C, p.variable_c, f.C_batch_stride, f.C_group_stride, f.C_dstate_stride);
-  f.D = p.has_d ? static_cast<const float*>(t.D.data) : nullptr;
-  f.delta_bias = p.has_delta_bias ? static_cast<const float*>(t.delta_bias.data) : nullptr;
-  if (p.has_z) {
-    f.z = t.z.data;
-    f.z_batch_stride = t.z.stride[0];
-    f.z_dim_stride = t.z.stride[1];
+  const ScanInputs in = scan_inputs(t);
+  fill_scan_inputs(p, in, f);
+  if (p.has_z) {  // the forward's output: the gate's gradient reads it
     f.out = const_cast<void*>(t.out.data);
     f.out_batch_stride = t.out.stride[0];
     f.out_dim_stride = t.out.stride[1];
-  }
-  if (p.has_initial_state) {
-    f.h0 = static_cast<const float*>(t.h0.data);
-    f.h0_batch_stride = t.h0.stride[0];
-    f.h0_dim_stride = t.h0.stride[1];
   }
   k.dout = t.dout.data;
   k.dout_batch_stride = t.dout.stride[0];
@@ -67,9 +38,9 @@ ssmtune_kernels::SsmBwdParams make_params(const BwdProblem& bp, const BwdTensors
     k.dz_dim_stride = t.dz.stride[1];
   }
   k.dB = const_cast<void*>(t.dB.data);
-  bc(t.dB, p.variable_b, k.dB_batch_stride, k.dB_group_stride, k.dB_dstate_stride);
+  bc_strides(t.dB, p.variable_b, k.dB_batch_stride, k.dB_group_stride, k.dB_dstate_stride);
   k.dC = const_cast<void*>(t.dC.data);
-  bc(t.dC, p.variable_c, k.dC_batch_stride, k.dC_group_stride, k.dC_dstate_stride);
+  bc_strides(t.dC, p.variable_c, k.dC_batch_stride, k.dC_group_stride, k.dC_dstate_stride);
   k.dA = static_cast<float*>(const_cast<void*>(t.dA.data));
   k.dA_dim_stride = t.dA.stride[0];
   if (p.has_d) k.dD = static_cast<float*>(const_cast<void*>(t.dD.data));
@@ -81,18 +52,9 @@ ssmtune_kernels::SsmBwdParams make_params(const BwdProblem& bp, const BwdTensors
   }
   // Vector rows: every time-contiguous row read or written starts on a
   // multiple of 4 elements.
-  const auto es = static_cast<uintptr_t>(dtype_bytes(p.dtype));
-  auto rows_vec4 = [es](const TensorArg& a, int strides) {
-    if (reinterpret_cast<uintptr_t>(a.data) % (4 * es) != 0) return false;
-    for (int i = 0; i < strides; ++i)
-      if (a.stride[i] % 4 != 0) return false;
-    return true;
-  };
-  bool vec4 = rows_vec4(t.u, 2) && rows_vec4(t.delta, 2) && rows_vec4(t.dout, 2) &&
-              rows_vec4(t.du, 2) && rows_vec4(t.ddelta, 2);
-  if (p.variable_b) vec4 = vec4 && rows_vec4(t.B, 3);
-  if (p.variable_c) vec4 = vec4 && rows_vec4(t.C, 3);
-  if (p.has_z) vec4 = vec4 && rows_vec4(t.z, 2) && rows_vec4(t.out, 2) && rows_vec4(t.dz, 2);
+  bool vec4 = inputs_vec4(p, in) && rows_vec4(t.dout, 2, p.dtype) && rows_vec4(t.du, 2, p.dtype) &&
+              rows_vec4(t.ddelta, 2, p.dtype);
+  if (p.has_z) vec4 = vec4 && rows_vec4(t.out, 2, p.dtype) && rows_vec4(t.dz, 2, p.dtype);
   f.vec4 = vec4 ? 1 : 0;
   return k;
 }

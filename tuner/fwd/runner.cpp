@@ -4,40 +4,15 @@
 #include <cstdint>
 
 #include "jit/driver.h"
+#include "tuner/scan_params.h"
 
 namespace ssmtune {
 
 ssmtune_kernels::SsmFwdParams make_params(const FwdProblem& p, const FwdTensors& t) {
   ssmtune_kernels::SsmFwdParams k{};
-  k.batch = static_cast<int>(p.batch);
-  k.dim = static_cast<int>(p.dim);
-  k.seqlen = static_cast<int>(p.seqlen);
-  k.dstate = static_cast<int>(p.dstate);
-  k.groups = static_cast<int>(p.groups);
-  k.dim_per_group = static_cast<int>(p.dim_per_group());
-  k.u = t.u.data;
-  k.u_batch_stride = t.u.stride[0];
-  k.u_dim_stride = t.u.stride[1];
-  k.delta = t.delta.data;
-  k.delta_batch_stride = t.delta.stride[0];
-  k.delta_dim_stride = t.delta.stride[1];
-  k.A = static_cast<const float*>(t.A.data);
-  k.A_dim_stride = t.A.stride[0];
-  auto bc = [](const TensorArg& a, bool variable, const void*& data, long long& s0, long long& s1,
-               long long& s2) {
-    data = a.data;
-    s0 = a.stride[0];  // variable: batch stride; constant: dim stride
-    s1 = variable ? a.stride[1] : 0;
-    s2 = variable ? a.stride[2] : 0;
-  };
-  bc(t.B, p.variable_b, k.B, k.B_batch_stride, k.B_group_stride, k.B_dstate_stride);
-  bc(t.C, p.variable_c, k.C, k.C_batch_stride, k.C_group_stride, k.C_dstate_stride);
-  k.D = p.has_d ? static_cast<const float*>(t.D.data) : nullptr;
-  k.delta_bias = p.has_delta_bias ? static_cast<const float*>(t.delta_bias.data) : nullptr;
+  const ScanInputs in = scan_inputs(t);
+  fill_scan_inputs(p, in, k);
   if (p.has_z) {
-    k.z = t.z.data;
-    k.z_batch_stride = t.z.stride[0];
-    k.z_dim_stride = t.z.stride[1];
     k.out_z = const_cast<void*>(t.out_z.data);
     k.out_z_batch_stride = t.out_z.stride[0];
     k.out_z_dim_stride = t.out_z.stride[1];
@@ -45,25 +20,12 @@ ssmtune_kernels::SsmFwdParams make_params(const FwdProblem& p, const FwdTensors&
   k.out = const_cast<void*>(t.out.data);
   k.out_batch_stride = t.out.stride[0];
   k.out_dim_stride = t.out.stride[1];
-  if (p.has_initial_state) {
-    k.h0 = static_cast<const float*>(t.h0.data);
-    k.h0_batch_stride = t.h0.stride[0];
-    k.h0_dim_stride = t.h0.stride[1];
-  }
   // Vector rows: every row start of the time-contiguous tensors is a
   // multiple of 4 elements.
-  const auto es = static_cast<uintptr_t>(dtype_bytes(p.dtype));
-  auto rows_vec4 = [es](const TensorArg& a, int strides) {
-    if (reinterpret_cast<uintptr_t>(a.data) % (4 * es) != 0) return false;
-    for (int i = 0; i < strides; ++i)
-      if (a.stride[i] % 4 != 0) return false;
-    return true;
-  };
-  bool vec4 = rows_vec4(t.u, 2) && rows_vec4(t.delta, 2) && rows_vec4(t.out, 2);
-  if (p.variable_b) vec4 = vec4 && rows_vec4(t.B, 3);
-  if (p.variable_c) vec4 = vec4 && rows_vec4(t.C, 3);
-  if (p.has_z) vec4 = vec4 && rows_vec4(t.z, 2) && rows_vec4(t.out_z, 2);
+  bool vec4 = inputs_vec4(p, in) && rows_vec4(t.out, 2, p.dtype);
+  if (p.has_z) vec4 = vec4 && rows_vec4(t.out_z, 2, p.dtype);
   k.vec4 = vec4 ? 1 : 0;
+  const auto es = static_cast<uintptr_t>(dtype_bytes(p.dtype));
   // 16-byte rows (the pipelined kernel's copies): the inputs it copies.
   auto rows_16b = [es](const TensorArg& a, int strides) {
     if (reinterpret_cast<uintptr_t>(a.data) % 16 != 0) return false;
