@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device session's worth of checks and measurements, from a build made
 # elsewhere: the GPU suites, the per-algorithm bench table, tuning runs and
-# the seed's check. Outputs land in ${OUT:-out}/.
+# the seed's check. Outputs land in ${OUT:-out}/: steps.log (every step's
+# tail), tuning.db, report.html; whole step logs in ${STEP_LOGS:-/tmp/ssmtune_steps}.
 # Usage: scripts/device_run.sh BUILD_DIR PART...
 #   (tests bench check tune_seed tune_mid tune_bwd db report overhead explain bwd_chan bwd_ab
 #    bwd_groups bwd_lanes fwd_groups fwd_mid_groups fwd_odd)
@@ -13,14 +14,20 @@ build="${1:-build}"
 out="${OUT:-out}"
 mkdir -p "$out"
 export SSMTUNE_DB="$out/tuning.db"
+# Each step's whole log goes to $logs; its last 40 lines are appended to one file,
+# $out/steps.log, as the step ends (the device tool returns a few files from $out, and
+# what a run cut short by its limit had written).
+logs="${STEP_LOGS:-/tmp/ssmtune_steps}"
+mkdir -p "$logs"
 step() {  # step NAME SECONDS CMD...
   local name=$1 secs=$2
   shift 2
   local t0=$SECONDS
-  timeout "$secs" "$@" >"$out/$name.log" 2>&1
+  timeout "$secs" "$@" >"$logs/$name.log" 2>&1
   local rc=$?
   echo "== $name: rc=$rc, $((SECONDS - t0)) s"
-  tail -n "${TAIL:-25}" "$out/$name.log"
+  tail -n "${TAIL:-25}" "$logs/$name.log"
+  { echo "#### $name: rc=$rc, $((SECONDS - t0)) s"; tail -n 40 "$logs/$name.log"; } >>"$out/steps.log"
 }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
 shape_seed=(--batch 8 --dim 256 --seqlen 1024 --dstate 4)
