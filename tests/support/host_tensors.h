@@ -1,11 +1,13 @@
 // Host tensors for kernel templates run through tests/support/cuda_emulation.h:
 // contiguous buffers (inputs encoded to their dtype, outputs filled with a
-// 0xEE poison), kept alive with their TensorArg descriptions.
+// 0xEE poison), kept alive with their TensorArg descriptions; the forward's
+// tensors and the backward's outputs by problem.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "tuner/bwd/problem.h"
 #include "tuner/dtype.h"
 #include "tuner/fwd/host_inputs.h"
 #include "tuner/fwd/problem.h"
@@ -70,6 +72,26 @@ inline FwdTensors put_fwd_tensors(HostTensors& h, const FwdHostInputs& in) {
   if (p.has_z) t.out_z = h.out(p.dtype, bdl);
   if (p.return_last_state) t.last_state = h.out(DType::kF32, {p.batch, p.dim, p.dstate});
   return t;
+}
+
+// The backward's gradient outputs, poisoned, for the problem's flags: du,
+// ddelta, dA, dB, dC (in B's and C's dtypes), and dD, ddelta_bias, dz, dh0
+// where asked for. dout, the forward's out (with z) and dlast carry values:
+// the caller puts those.
+inline void put_bwd_outputs(HostTensors& h, const bwd::BwdProblem& bp, bwd::BwdTensors& t) {
+  const FwdProblem& p = bp.fwd;
+  const DType io = p.dtype, f32 = DType::kF32;
+  const std::vector<int64_t> bdl = {p.batch, p.dim, p.seqlen}, st = {p.batch, p.dim, p.dstate};
+  const std::vector<int64_t> var = {p.batch, p.groups, p.dstate, p.seqlen}, con = {p.dim, p.dstate};
+  t.du = h.out(io, bdl);
+  t.ddelta = h.out(io, bdl);
+  t.dA = h.out(f32, con);
+  t.dB = h.out(p.variable_b ? io : f32, p.variable_b ? var : con);
+  t.dC = h.out(p.variable_c ? io : f32, p.variable_c ? var : con);
+  if (p.has_d) t.dD = h.out(f32, {p.dim});
+  if (p.has_delta_bias) t.ddelta_bias = h.out(f32, {p.dim});
+  if (p.has_z) t.dz = h.out(io, bdl);
+  if (p.has_initial_state) t.dh0 = h.out(f32, st);
 }
 
 }  // namespace ssmtune::testing

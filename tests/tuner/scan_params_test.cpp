@@ -14,38 +14,23 @@ namespace {
 
 using testing::HostTensors;
 
-// Tensors described over one buffer per tensor (never read): only pointers
-// and strides matter here.
+// Both families' tensors of one problem (inputs drawn with seed 29, outputs
+// poisoned); the backward's inputs are the forward's, so both sets of params
+// must point at the same rows.
 struct Described {
   HostTensors h;
   FwdTensors fwd;
   bwd::BwdTensors bwd;
   explicit Described(const FwdProblem& p) {
-    const DType io = p.dtype, f32 = DType::kF32;
     const std::vector<int64_t> bdl = {p.batch, p.dim, p.seqlen};
-    const std::vector<int64_t> var = {p.batch, p.groups, p.dstate, p.seqlen};
-    const std::vector<int64_t> con = {p.dim, p.dstate};
-    fwd.u = h.out(io, bdl);
-    fwd.delta = h.out(io, bdl);
-    fwd.A = h.out(f32, con);
-    fwd.B = h.out(p.variable_b ? io : f32, p.variable_b ? var : con);
-    fwd.C = h.out(p.variable_c ? io : f32, p.variable_c ? var : con);
-    fwd.D = h.out(f32, {p.dim});
-    fwd.delta_bias = h.out(f32, {p.dim});
-    fwd.z = h.out(io, bdl);
-    fwd.h0 = h.out(f32, {p.batch, p.dim, p.dstate});
-    fwd.out = h.out(io, bdl);
-    fwd.out_z = h.out(io, bdl);
-    for (TensorArg* t : {&bwd.dout, &bwd.du, &bwd.ddelta, &bwd.dz}) *t = h.out(io, bdl);
+    fwd = testing::put_fwd_tensors(h, make_inputs(p, 29));
+    bwd::BwdProblem bp;
+    bp.fwd = p;
+    testing::put_bwd_outputs(h, bp, bwd);
     bwd.u = fwd.u, bwd.delta = fwd.delta, bwd.A = fwd.A, bwd.B = fwd.B, bwd.C = fwd.C;
     bwd.D = fwd.D, bwd.delta_bias = fwd.delta_bias, bwd.z = fwd.z, bwd.h0 = fwd.h0;
     bwd.out = fwd.out;
-    bwd.dA = h.out(f32, con);
-    bwd.dB = h.out(f32, p.variable_b ? var : con);
-    bwd.dC = h.out(f32, p.variable_c ? var : con);
-    bwd.dD = h.out(f32, {p.dim});
-    bwd.ddelta_bias = h.out(f32, {p.dim});
-    bwd.dh0 = h.out(f32, {p.batch, p.dim, p.dstate});
+    bwd.dout = h.out(p.dtype, bdl);
   }
 };
 

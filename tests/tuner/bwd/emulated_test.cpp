@@ -74,21 +74,12 @@ void check_case(const BwdProblem& bp, uint64_t seed, int segments = 1) {
 
   HostTensors h;
   const DType io = p.dtype, f32 = DType::kF32;
-  const DType bdt = p.variable_b ? io : f32, cdt = p.variable_c ? io : f32;
   const std::vector<int64_t> bdl = {p.batch, p.dim, p.seqlen}, st = {p.batch, p.dim, p.dstate};
-  const std::vector<int64_t> var = {p.batch, p.groups, p.dstate, p.seqlen}, con = {p.dim, p.dstate};
   BwdTensors t;
   testing::put_inputs(h, in, t);
+  testing::put_bwd_outputs(h, bp, t);
   t.dout = h.put(dout, io, bdl);
-  t.du = h.out(io, bdl);
-  t.ddelta = h.out(io, bdl);
-  t.dA = h.out(f32, con);
-  t.dB = h.out(bdt, p.variable_b ? var : con);
-  t.dC = h.out(cdt, p.variable_c ? var : con);
-  if (p.has_d) t.dD = h.out(f32, {p.dim});
-  if (p.has_delta_bias) t.ddelta_bias = h.out(f32, {p.dim});
-  if (p.has_z) t.out = h.put(fwd.out, io, bdl), t.dz = h.out(io, bdl);
-  if (p.has_initial_state) t.dh0 = h.out(f32, st);
+  if (p.has_z) t.out = h.put(fwd.out, io, bdl);
   if (bp.has_dlast) t.dlast = h.put(dlast, f32, st);
   const Status valid = validate_bwd_tensors(bp, t);
   INFO(valid.to_string());
