@@ -12,6 +12,7 @@
 #include "jit/device_buffer.h"
 #include "jit/module.h"
 #include "jit/program_builder.h"
+#include "jit/program_kernels.h"
 #include "jit/stream.h"
 #include "templates/testing/linear_recurrence_params.cuh"
 
@@ -149,6 +150,36 @@ TEST_CASE("a bad launch is a clean error and the context survives", "[gpu][jit]"
   auto ctx = ok(Context::create(0));
   check_linear_recurrence<float>(l, 1, 64, 33);
   REQUIRE_OK(ctx.synchronize());
+}
+
+TEST_CASE("a plan's kernels are found in order, their shared-memory limits raised", "[gpu][jit]") {
+  const auto family = testing::linear_recurrence_family({1, 4});
+  auto l = load_family(family);
+  auto found = ok(find_kernels(l.module, l.program, {family.at(1), family.at(0)}));
+  REQUIRE(found.kernels.size() == 2);
+  REQUIRE(found.images.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const Instantiation& want = family.at(1 - i);
+    CHECK(found.images[i].name_expression == want.name_expression);
+    CHECK(found.kernels[i].name() == l.program.find(want.name_expression)->lowered_name);
+    CHECK(found.kernels[i].valid());
+  }
+  auto missing = find_kernels(l.module, l.program,
+                              {family.at(0), {family.at(0).header, "ssmtune_kernels::none<1>"}});
+  CHECK(missing.status().code() == Code::kInternal);
+  CHECK(missing.status().message().find("lacks ssmtune_kernels::none<1>") != std::string::npos);
+
+  struct Launch {
+    int kernel = 0;
+    unsigned shared_bytes = 0;
+  };
+  const unsigned want_bytes = 64 * 1024;
+  REQUIRE(ok(query_device(0)).max_shared_per_block >= static_cast<int>(want_bytes));
+  REQUIRE_OK(allow_shared_bytes(found.kernels, std::vector<Launch>{{0, 1024}, {1, want_bytes}}));
+  CHECK(ok(found.kernels[1].attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)) ==
+        static_cast<int>(want_bytes));
+  CHECK(ok(found.kernels[0].attribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)) <
+        static_cast<int>(want_bytes));
 }
 
 TEST_CASE("device info is complete", "[gpu][jit]") {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "jit/program_kernels.h"
 #include "tuner/scan_params.h"
 
 namespace ssmtune::bwd {
@@ -71,17 +72,11 @@ Status BwdScratch::reserve(const BwdPlan& plan) {
 Result<BwdKernel> BwdKernel::load(BwdPlan plan, const jit::CompiledProgram& program) {
   SSMTUNE_ASSIGN_OR_RETURN(jit::Module module, jit::Module::load(program.cubin));
   BwdKernel k(std::move(plan), std::move(module));
-  for (const auto& inst : k.plan_.kernels) {
-    const jit::KernelImage* image = program.find(inst.name_expression);
-    if (image == nullptr) return Status::internal("compiled program lacks " + inst.name_expression);
-    SSMTUNE_ASSIGN_OR_RETURN(jit::Kernel kernel, k.module_.kernel(image->lowered_name));
-    k.kernels_.push_back(kernel);
-    k.images_.push_back(*image);
-  }
-  for (const auto& l : k.plan_.launches)
-    if (l.shared_bytes > 48 * 1024)
-      SSMTUNE_RETURN_IF_ERROR(
-          k.kernels_[l.kernel].set_max_dynamic_shared(static_cast<int>(l.shared_bytes)));
+  SSMTUNE_ASSIGN_OR_RETURN(jit::ProgramKernels found,
+                           jit::find_kernels(k.module_, program, k.plan_.kernels));
+  k.kernels_ = std::move(found.kernels);
+  k.images_ = std::move(found.images);
+  SSMTUNE_RETURN_IF_ERROR(jit::allow_shared_bytes(k.kernels_, k.plan_.launches));
   return k;
 }
 

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "jit/program_kernels.h"
+
 namespace ssmtune::step {
 namespace {
 
@@ -81,11 +83,10 @@ Result<StepKernel> StepKernel::load(StepConfig config, StepPlan plan,
                                     const jit::CompiledProgram& program) {
   SSMTUNE_ASSIGN_OR_RETURN(jit::Module module, jit::Module::load(program.cubin));
   StepKernel k(config, std::move(plan), std::move(module));
-  const jit::KernelImage* image = program.find(k.plan_.kernel.name_expression);
-  if (image == nullptr)
-    return Status::internal("compiled program lacks " + k.plan_.kernel.name_expression);
-  SSMTUNE_ASSIGN_OR_RETURN(k.kernel_, k.module_.kernel(image->lowered_name));
-  k.images_.push_back(*image);
+  SSMTUNE_ASSIGN_OR_RETURN(jit::ProgramKernels found,
+                           jit::find_kernels(k.module_, program, {k.plan_.kernel}));
+  k.kernel_ = found.kernels.front();
+  k.images_ = std::move(found.images);
   return k;
 }
 
