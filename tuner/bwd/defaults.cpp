@@ -70,9 +70,9 @@ BwdDefault chunked_layout(const Context& x, BwdAcc acc) {
   int s = 1;
   while (s * 2 <= 32 && int64_t{s} * 2 * per_thread <= f.dstate) s *= 2;
   // Past dstate 32 at no power of 2 this leaves 9 to 16 states a thread. One lane more (H100,
-  // bf16/fp16 with the block's flags, ms) won at (8,1536,2048,48) 6.998 -> 4.408 and
-  // (8,1024,1024,40) 1.657 -> 1.195 but lost at (4,2048,1024,56) fp32 1.623 -> 2.002,
-  // (4,1024,2048,100) 4.537 -> 5.690 and (2,1024,1024,200) 3.044 -> 3.685: no rule yet.
+  // the block's flags, saved states, ms) won at (8,1536,2048,48) bf16 6.998 -> 4.408 and
+  // (8,1024,1024,40) fp16 1.657 -> 1.195 but lost at (4,2048,1024,56) fp32 1.623 -> 2.002,
+  // (4,1024,2048,100) bf16 4.537 -> 5.690 and (2,1024,1024,200) bf16 3.044 -> 3.685: no rule.
   // Fewer than 256 blocks of 1 or 2 lanes a channel (dstate 5 to 16): 4 lanes,
   // twice the blocks and warps, before multipass or the warp scan. H100,
   // bf16 with the block's flags and saved states, ms, 4 lanes against the
