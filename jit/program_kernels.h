@@ -39,4 +39,15 @@ Status allow_shared_bytes(const std::vector<Kernel>& kernels, const std::vector<
   return Status::ok();
 }
 
+// A plan's kernels (`plan.kernels`, a vector of Instantiation) found as
+// find_kernels does, with the shared-memory limit its launches
+// (`plan.launches`) need already raised: a family's whole load step.
+template <typename Plan>
+Result<ProgramKernels> load_plan_kernels(const Module& module, const CompiledProgram& program,
+                                         const Plan& plan) {
+  SSMTUNE_ASSIGN_OR_RETURN(ProgramKernels found, find_kernels(module, program, plan.kernels));
+  SSMTUNE_RETURN_IF_ERROR(allow_shared_bytes(found.kernels, plan.launches));
+  return found;
+}
+
 }  // namespace ssmtune::jit

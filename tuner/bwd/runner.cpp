@@ -3,7 +3,6 @@
 
 #include <cstdint>
 
-#include "jit/program_kernels.h"
 #include "tuner/scan_params.h"
 
 namespace ssmtune::bwd {
@@ -72,11 +71,7 @@ Status BwdScratch::reserve(const BwdPlan& plan) {
 Result<BwdKernel> BwdKernel::load(BwdPlan plan, const jit::CompiledProgram& program) {
   SSMTUNE_ASSIGN_OR_RETURN(jit::Module module, jit::Module::load(program.cubin));
   BwdKernel k(std::move(plan), std::move(module));
-  SSMTUNE_ASSIGN_OR_RETURN(jit::ProgramKernels found,
-                           jit::find_kernels(k.module_, program, k.plan_.kernels));
-  k.kernels_ = std::move(found.kernels);
-  k.images_ = std::move(found.images);
-  SSMTUNE_RETURN_IF_ERROR(jit::allow_shared_bytes(k.kernels_, k.plan_.launches));
+  SSMTUNE_ASSIGN_OR_RETURN(k.loaded_, jit::load_plan_kernels(k.module_, program, k.plan_));
   return k;
 }
 
@@ -106,8 +101,8 @@ Status BwdKernel::launch_on(ssmtune_kernels::SsmBwdParams params, CUstream strea
   params.seg_chunks = plan_.seg_chunks;
   params.bias_slices = plan_.bias_slices;
   for (const auto& launch : plan_.launches)
-    SSMTUNE_RETURN_IF_ERROR(kernels_[launch.kernel].launch(launch.grid, launch.block,
-                                                           launch.shared_bytes, stream, params));
+    SSMTUNE_RETURN_IF_ERROR(loaded_.kernels[launch.kernel].launch(
+        launch.grid, launch.block, launch.shared_bytes, stream, params));
   return Status::ok();
 }
 

@@ -10,6 +10,7 @@
 #include "jit/compiler.h"
 #include "jit/device_buffer.h"
 #include "jit/module.h"
+#include "jit/program_kernels.h"
 #include "ssm/bwd/bwd_params.cuh"
 #include "tuner/bwd/plan.h"
 
@@ -46,15 +47,14 @@ class BwdKernel {
                    const void* saved_ckpt = nullptr) const;
 
   const BwdPlan& plan() const { return plan_; }
-  const std::vector<jit::KernelImage>& images() const { return images_; }
+  const std::vector<jit::KernelImage>& images() const { return loaded_.images; }
 
  private:
   BwdKernel(BwdPlan plan, jit::Module module)
       : plan_(std::move(plan)), module_(std::move(module)) {}
   BwdPlan plan_;
   jit::Module module_;
-  std::vector<jit::Kernel> kernels_;
-  std::vector<jit::KernelImage> images_;
+  jit::ProgramKernels loaded_;
 };
 
 // Compiles (through the compiler's cache) and loads one config.

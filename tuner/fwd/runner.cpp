@@ -4,7 +4,6 @@
 #include <cstdint>
 
 #include "jit/driver.h"
-#include "jit/program_kernels.h"
 #include "tuner/scan_params.h"
 
 namespace ssmtune {
@@ -62,11 +61,7 @@ Status FwdScratch::reserve(const FwdPlan& plan) {
 Result<FwdKernel> FwdKernel::load(FwdPlan plan, const jit::CompiledProgram& program) {
   SSMTUNE_ASSIGN_OR_RETURN(jit::Module module, jit::Module::load(program.cubin));
   FwdKernel k(std::move(plan), std::move(module));
-  SSMTUNE_ASSIGN_OR_RETURN(jit::ProgramKernels found,
-                           jit::find_kernels(k.module_, program, k.plan_.kernels));
-  k.kernels_ = std::move(found.kernels);
-  k.images_ = std::move(found.images);
-  SSMTUNE_RETURN_IF_ERROR(jit::allow_shared_bytes(k.kernels_, k.plan_.launches));
+  SSMTUNE_ASSIGN_OR_RETURN(k.loaded_, jit::load_plan_kernels(k.module_, program, k.plan_));
   return k;
 }
 
@@ -91,7 +86,7 @@ Status FwdKernel::launch_on(ssmtune_kernels::SsmFwdParams params, CUstream strea
   }
   for (const auto& l : plan_.launches)
     SSMTUNE_RETURN_IF_ERROR(
-        kernels_[l.kernel].launch(l.grid, l.block, l.shared_bytes, stream, params));
+        loaded_.kernels[l.kernel].launch(l.grid, l.block, l.shared_bytes, stream, params));
   return Status::ok();
 }
 

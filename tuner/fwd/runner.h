@@ -11,6 +11,7 @@
 #include "jit/compiler.h"
 #include "jit/device_buffer.h"
 #include "jit/module.h"
+#include "jit/program_kernels.h"
 #include "ssm/fwd_params.cuh"
 #include "tuner/fwd/plan.h"
 
@@ -46,15 +47,14 @@ class FwdKernel {
                    CUdeviceptr flags) const;
 
   const FwdPlan& plan() const { return plan_; }
-  const std::vector<jit::KernelImage>& images() const { return images_; }
+  const std::vector<jit::KernelImage>& images() const { return loaded_.images; }
 
  private:
   FwdKernel(FwdPlan plan, jit::Module module)
       : plan_(std::move(plan)), module_(std::move(module)) {}
   FwdPlan plan_;
   jit::Module module_;
-  std::vector<jit::Kernel> kernels_;
-  std::vector<jit::KernelImage> images_;
+  jit::ProgramKernels loaded_;
 };
 
 // The NVRTC option that compiles a forward's saving variant: its output
