@@ -119,10 +119,25 @@ struct ChunkChains {
   __device__ __forceinline__ static int channel(int c, int i) { return c + i * kStride; }
 };
 
+// The history's layout: where AccT is float and a thread has more than 128
+// registers (fewer than 4 blocks of 128 threads an SM, e.g. `.b3`) with at
+// most 4 chains, a group of 4 steps of one chain is one 16-byte slot (one
+// 128-bit store and load instead of four); else four slots kThreads apart.
+// Either way each thread has its own column: no bank conflicts. H100, saved
+// states, the block's flags, main against 16-byte slots: (8,1536,2048,16)
+// bf16 at 3 blocks 0.946 -> 0.889 ms, (8,1024,1024,16) fp16 at 3 blocks
+// 0.403 -> 0.377, fp32 plain at 3 blocks 0.780 -> 0.771; but
+// (4,5120,8192,16) bf16 at 4 blocks (128 registers) 6.26 -> 6.44, and the
+// multipass kernel at 128 registers spills: there the slots stay scalar.
+template <typename Tr>
+constexpr bool kHistWide = sizeof(typename Tr::AccT) == 4 && ChunkChains<Tr>::kCount <= 4 &&
+                           (Tr::kMinBlocks * Tr::kThreads) < 512;
+template <typename Tr>
+constexpr int kHistVec = kHistWide<Tr> ? 4 : 1;  // AccT values a thread's column is wide
+
 // The recurrence over one staged chunk from h (carried in and out; cs: one
 // ChannelStates per channel of the thread). With a history, a_t h_{t-1} of
-// every step is kept: hist[(t * kCount + q) * kThreads + tid] (each thread
-// its own column: no bank conflicts). kAggregate: aprod accumulates prod a
+// every step is kept (kHistWide: the layout). kAggregate: aprod accumulates prod a
 // (the chunk's affine map is h -> aprod h + h_from_0). Whole groups of 4
 // run (the staged padding is the identity step).
 template <typename Tr, bool kAggregate = false>
@@ -137,7 +152,7 @@ __device__ __forceinline__ void bwd_forward_chunk(const ChannelStates<Tr>* cs,
   constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
   // This thread's history column: the group's slots sit at constant offsets
   // from one pointer (no per-store index arithmetic).
-  AccT* hist_col = hist != nullptr ? hist + threadIdx.x : nullptr;
+  AccT* hist_col = hist != nullptr ? hist + threadIdx.x * kHistVec<Tr> : nullptr;
   for (int t = 0; t < len; t += 4) {
     float dt[kChan][4], du[kChan][4];
 #pragma unroll
@@ -161,15 +176,22 @@ __device__ __forceinline__ void bwd_forward_chunk(const ChannelStates<Tr>* cs,
 #pragma unroll
             for (int j = 0; j < 4; ++j) bv[j] = cs[i].bconst[k];
           }
+          AccT ahs[4];
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
             const AccT a =
                 exp_slot<Tr>(static_cast<AccT>(dt[i][j]) * static_cast<AccT>(cs[i].a2[k]), false);
             const AccT ah = a * h[q];
-            if (hist_group != nullptr) hist_group[(j * kCount + q) * Tr::kThreads] = ah;
+            ahs[j] = ah;
+            if constexpr (!kHistWide<Tr>)
+              if (hist_group != nullptr) hist_group[(j * kCount + q) * Tr::kThreads] = ah;
             h[q] = ah + static_cast<AccT>(du[i][j]) * static_cast<AccT>(bv[j]);
             if constexpr (kAggregate) aprod[q] *= a;
           }
+          if constexpr (kHistWide<Tr>)
+            if (hist_group != nullptr)
+              *reinterpret_cast<float4*>(hist_group + q * Tr::kThreads * 4) =
+                  make_float4(ahs[0], ahs[1], ahs[2], ahs[3]);
         }
       }
     }
@@ -313,7 +335,7 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
   const bool owner = Reduce::owner(s);
   const long long part_base =
       (static_cast<long long>(tile.b) * gridDim.x + blockIdx.x) * Tr::kN * p.f.seqlen + t0;
-  const AccT* hist_col = hist + threadIdx.x;  // as bwd_forward_chunk wrote it
+  const AccT* hist_col = hist + threadIdx.x * kHistVec<Tr>;  // as bwd_forward_chunk wrote it
   for (int t = ((len + 3) / 4 - 1) * 4; t >= 0; t -= 4) {
     const AccT* hist_group = hist_col + t * kCount * Tr::kThreads;
     float vals[kVals];
@@ -354,10 +376,18 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
             for (int j = 0; j < 4; ++j) cv[j] = cs[i].cconst[k];
           }
           const AccT a_k = acc.a_true[q];
+          float4 wide;
+          if constexpr (kHistWide<Tr>)
+            wide = *reinterpret_cast<const float4*>(hist_group + q * Tr::kThreads * 4);
 #pragma unroll
           for (int j = 3; j >= 0; --j) {
             const AccT g = acc.r[q] + static_cast<AccT>(cv[j]) * static_cast<AccT>(dy[i][j]);
-            const AccT ah = hist_group[(j * kCount + q) * Tr::kThreads];
+            AccT ah;
+            if constexpr (kHistWide<Tr>) {
+              ah = j == 0 ? wide.x : j == 1 ? wide.y : j == 2 ? wide.z : wide.w;
+            } else {
+              ah = hist_group[(j * kCount + q) * Tr::kThreads];
+            }
             // g a h_{t-1}: dA gathers it times dt, ddelta's state sum times A.
             const AccT gah = g * ah;
             sb[i][j] += g * static_cast<AccT>(bv[j]);
