@@ -290,6 +290,114 @@ std::optional<FwdConfig> small_state_pipelined(const FwdProblem& p, int64_t sms,
   return c;
 }
 
+// Few channels of 17 to 64 states, where a thread a (channel, lane) does
+// not fill the GPU (below the first rule of heuristic_default), from
+// kFewChannels channels and 256 to 4096 steps: the pipelined kernel, with
+// more lanes a channel the fewer channels there are. Up to 16 channels per
+// SM, 8 lanes a channel and chunks of 64, in blocks of 16 channels and a
+// ring of 3 (half-precision rows) or 8 channels and a ring of 2 (fp32, whose
+// rows fill shared memory sooner); up to 24, 8 lanes in blocks of 32 (half)
+// or 4 lanes in blocks of 16 (fp32), chunks of 64 in a ring of 2; from
+// there the kernel's own default (4 lanes, 32 channels, chunks of 32 in a
+// ring of 3). H100 with the flags, ms (`ssmtune bench`, bench/NOTES.md
+// version 36), the default before (the warp scan or the split scan) against
+// this rule's layout: bf16 (2, 512, 512, 24) 0.0330 / 0.0305, (5, 256, 512,
+// 48) 0.0647 / 0.0387, (3, 1024, 256, 32) 0.0411 / 0.0265, (2, 1536, 1000,
+// 40) 0.185 / 0.0874, (6, 512, 1024, 64) 0.177 / 0.115, (1, 2048, 4096,
+// 64) 0.460 / 0.339, (4, 1536, 1000, 20) 0.173 / 0.0937, (2, 2048, 2048,
+// 32) 0.238 / 0.157; fp16 (4, 512, 2048, 24) 0.112 / 0.0991, (4, 384, 512,
+// 32) 0.0483 / 0.0333, (4, 768, 2048, 48) 0.266 / 0.179, (16, 256, 256,
+// 48) 0.0974 / 0.0330; fp32 (8, 256, 1024, 32) 0.0775 / 0.0626, (2, 1024,
+// 512, 64) 0.133 / 0.0839, (9, 256, 1000, 20) 0.117 / 0.0647, (6, 1024,
+// 512, 24) 0.122 / 0.0630. Held out, same run, A/B of the two binaries:
+// bf16 (3, 512, 768, 28) 0.0584 / 0.0546, (4, 640, 384, 40) 0.0679 /
+// 0.0389, (5, 768, 2048, 20) 0.179 / 0.143, (2, 896, 3000, 48) 0.256 /
+// 0.187; fp16 (2, 1280, 2048, 36) 0.173 / 0.173, (1, 3072, 1024, 24) 0.0828
+// / 0.0739, (12, 256, 512, 64) 0.231 / 0.0630; fp32 (7, 256, 1536, 56)
+// 0.217 / 0.205, (6, 448, 700, 33) 0.140 / 0.127. The other layouts timed
+// lose up to 1.6x at some shape: (1, 2048, 4096, 64) bf16 8 lanes in blocks
+// of 8 0.544, the kernel's own default 0.462; (4, 768, 2048, 48) fp16 8
+// lanes in blocks of 16 0.252; (9, 256, 1000, 20) fp32 8 lanes in blocks of
+// 16 0.118.
+constexpr int kLargeStateMinDstate = 17;
+constexpr int kLargeStateMaxDstate = 64;
+constexpr int64_t kLargeStateMinSeqlen = 256;
+constexpr int64_t kLargeStateMaxSeqlen = 4096;
+constexpr int64_t kLargeStateEightLanesMaxChainsPerSm = 16;
+constexpr int64_t kLargeStateWideMaxChainsPerSm = 24;
+
+std::optional<FwdConfig> few_chains_large_state_pipelined(const FwdProblem& p, int64_t sms,
+                                                          size_t max_shared_bytes) {
+  const int64_t chains = p.batch * p.dim;
+  if (p.dstate < kLargeStateMinDstate || p.dstate > kLargeStateMaxDstate || chains < kFewChannels ||
+      p.seqlen < kLargeStateMinSeqlen || p.seqlen > kLargeStateMaxSeqlen)
+    return std::nullopt;
+  const FwdConfig own = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
+  const bool half = dtype_bytes(p.dtype) == 2;
+  FwdConfig c = own;
+  c.chunk = 64;
+  if (chains <= kLargeStateEightLanesMaxChainsPerSm * sms) {
+    c.n_split = 8;
+    c.d_step = half ? 16 : 8;
+    c.items = half ? 3 : 2;
+  } else if (chains <= kLargeStateWideMaxChainsPerSm * sms) {
+    c.n_split = half ? 8 : 4;
+    c.d_step = half ? 32 : 16;
+    c.items = 2;
+  } else {
+    c = own;
+  }
+  c.threads = c.n_split * c.d_step;
+  // Only the layouts timed: none where shared memory shrinks the chunk.
+  if (c.chunk < 32 || !check_config(p, c, max_shared_bytes).is_ok()) return std::nullopt;
+  return c;
+}
+
+// One to three states over 8 to 64 channels per SM, 1000 to 8192 steps:
+// the block scan at one warp a channel, 8 steps a lane (chunks of 256); two
+// warps (chunks of 512) up to 1024 steps and from 32 channels per SM. The
+// warp scan's channels in blocks of 4 or 8 wait on each other's chunk. H100
+// with the flags, ms (`ssmtune bench`, bench/NOTES.md version 36), the
+// default before (the warp scan) against this rule's layout: bf16 (3, 768,
+// 2048, 2) 0.0639 / 0.0360, (2, 1024, 4096, 2) 0.0687 / 0.0584, (8, 512,
+// 8192, 2) 0.252 / 0.207, (1, 4096, 2048, 3) 0.0788 / 0.0695, (2, 768,
+// 1024, 1) 0.0201 / 0.0139, (12, 512, 1024, 2) 0.0526 / 0.0454, (16, 512,
+// 2048, 1) 0.0976 / 0.0798; fp16 (8, 256, 4096, 1) 0.0648 / 0.0501, (4,
+// 1024, 2048, 2) 0.0702 / 0.0593; fp32 (4, 512, 1024, 1) 0.0321 / 0.0254.
+// Held out, each pair from one run: bf16 (5, 384, 1500, 2) 0.0324 /
+// 0.0293, (1, 1536, 8000, 1) 0.113 / 0.0861, (7, 640, 2048, 2) 0.0639 /
+// 0.0628; fp16 (3, 1536, 3000, 1) 0.0849 / 0.0779 (one warp a channel:
+// 0.0947), (10, 512, 1200, 2) 0.0643 / 0.0458 (one warp; two, this rule's
+// layout there, not timed); fp32 (6, 256, 1000, 2) 0.0303 / 0.0241, (5,
+// 1024, 2048, 2) 0.137 / 0.0944, (2, 2560, 1024, 3) 0.0773 / 0.0624. Lost:
+// (6, 768, 1024, 2) bf16 0.0359 / 0.0369. Below 1000 steps it ties or
+// loses (two warps: (2, 1536, 512, 2) fp32 0.0240 / 0.0233, (5, 512, 640, 3)
+// fp16 0.0305 / 0.0305, (4, 1024, 768, 1) bf16 0.0229 / 0.0254), and at
+// dstate 4 it loses ((10, 384, 2048, 4) fp16: the pipelined default 0.0722,
+// one warp 0.0795; (2, 2048, 512, 4) fp32 0.0298 / 0.0315).
+constexpr int kTinyStateMaxDstate = 3;
+constexpr int64_t kTinyStateMinChainsPerSm = 8;
+constexpr int64_t kTinyStateMaxChainsPerSm = 64;
+constexpr int64_t kTinyStateMinSeqlen = 1000;
+constexpr int64_t kTinyStateMaxSeqlen = 8192;
+constexpr int64_t kTinyStateTwoWarpsMaxSeqlen = 1024;
+
+std::optional<FwdConfig> tiny_state_blockscan(const FwdProblem& p, int64_t sms,
+                                              size_t max_shared_bytes) {
+  const int64_t chains = p.batch * p.dim;
+  if (p.dstate > kTinyStateMaxDstate || chains <= kTinyStateMinChainsPerSm * sms ||
+      chains > kTinyStateMaxChainsPerSm * sms || p.seqlen < kTinyStateMinSeqlen ||
+      p.seqlen > kTinyStateMaxSeqlen)
+    return std::nullopt;
+  FwdConfig c = default_config(p, ScanAlgo::kBlockScan, AccType::kF32, max_shared_bytes);
+  c.items = 8;
+  const bool crowded = chains >= kShortLanesMinChainsPerSm * sms;
+  c.threads = crowded || p.seqlen <= kTinyStateTwoWarpsMaxSeqlen ? 64 : 32;
+  c.chunk = c.threads * c.items;
+  if (!check_config(p, c, max_shared_bytes).is_ok()) return std::nullopt;
+  return c;
+}
+
 }  // namespace
 
 FwdConfig default_config(const FwdProblem& p, ScanAlgo algo, AccType acc, size_t max_shared_bytes) {
@@ -343,6 +451,17 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
                    (crowded ? "no reads in flight (registers for resident blocks)"
                             : "the next chunk's reads in flight")};
   }
+  const int64_t sms = sm_count > 0 ? sm_count : 128;
+  if (const auto large = few_chains_large_state_pipelined(p, sms, max_shared_bytes))
+    return {*large,
+            "pipelined: " + std::to_string(chains) + " channels of " + std::to_string(p.dstate) +
+                " states, short of a thread each filling "
+                "the GPU; " +
+                std::to_string(large->n_split) +
+                " threads a channel in "
+                "blocks of " +
+                std::to_string(large->d_step) + ", chunks of " + std::to_string(large->chunk) +
+                " in a ring of " + std::to_string(large->items)};
   // Very few chains: several warps each, the sequence in a few long chunks.
   if (chains <= kWideScanMaxChains && p.seqlen <= kWideScanMaxSeqlen)
     if (const auto wide = wide_warpscan(p, sm_count, max_shared_bytes))
@@ -355,12 +474,17 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
                                      : std::string())};
   // A few hundred channels, short of filling the SMs with one warp each:
   // the block scan, several warps a channel.
-  const int64_t sms = sm_count > 0 ? sm_count : 128;
   if (const auto block = mid_blockscan(p, sms, max_shared_bytes))
     return {*block, "blockscan: " + std::to_string(chains) + " channels; " +
                         std::to_string(block->threads / 32) +
                         " warps each, the sequence in chunks of " + std::to_string(block->chunk) +
                         " steps"};
+  if (const auto tiny = tiny_state_blockscan(p, sms, max_shared_bytes))
+    return {*tiny,
+            "blockscan: " + std::to_string(p.dstate) + (p.dstate == 1 ? " state" : " states") +
+                " a channel over " + std::to_string(chains) + " channels; " +
+                std::to_string(tiny->threads / 32) + (tiny->threads == 32 ? " warp" : " warps") +
+                " a channel, the sequence in chunks of " + std::to_string(tiny->chunk) + " steps"};
   // A few more channels, up to 2048 steps at dstate 9 to 16: 8 warps a
   // channel over state groups.
   if (chains > kWideScanMaxChains && chains <= kMidScanMaxChains && p.dstate > 8 &&

@@ -42,36 +42,29 @@ int allowed_spill_bytes(const std::string& kernel, bool saving) {
   return -1;
 }
 
-TEST_CASE("the block scan's and short sequences' defaults compile within their spills",
-          "[fwd][compile]") {
-  struct Shape {
-    int64_t b, d, l;
-  };
-  // Block scan (65 channels to 8 an SM), the pipelined kernel at short
-  // sequences (4 threads a channel; 2 where the sequential scan would fill
-  // the GPU), the warp scan's short lanes (2 and 4 steps).
-  const Shape shapes[] = {{4, 128, 2048}, {1, 512, 4096}, {4, 256, 512},  {2, 256, 1024},
-                          {16, 384, 128}, {8, 512, 64},   {32, 1536, 256}};
+// The problem with the block's flags on or off (variable B and C).
+FwdProblem flagged(int64_t b, int64_t d, int64_t l, int64_t n, DType t, bool flags) {
+  FwdProblem p = testing::shape(b, d, l, n, t, 1);
+  p.has_d = p.has_z = p.has_delta_bias = p.delta_softplus = flags;
+  p.variable_b = p.variable_c = true;
+  return p;
+}
+
+// Compiles the defaults of `problems` (each distinct kernel once, plain and
+// as the saving variant) and checks each kernel's spills; returns the
+// algorithms the defaults took.
+std::set<std::string> check_defaults_compile(const std::vector<FwdProblem>& problems) {
   std::vector<jit::Instantiation> inst;
   std::set<std::string> seen, algos;
-  for (const Shape& s : shapes)
-    for (int64_t n : {1, 2, 3, 4, 8, 16})
-      for (DType t : {DType::kF32, DType::kF16, DType::kBF16})
-        for (bool flags : {false, true}) {
-          FwdProblem p = testing::shape(s.b, s.d, s.l, n, t, 1);
-          p.has_d = p.has_z = p.has_delta_bias = p.delta_softplus = flags;
-          p.variable_b = p.variable_c = true;
-          const FwdDefaultChoice c = heuristic_default(p, kSms, kShared);
-          auto plan = plan_fwd(p, c.config, kShared);
-          INFO(p.key() << " " << c.config.key() << ": " << plan.status().to_string());
-          REQUIRE(plan.is_ok());
-          algos.insert(to_string(c.config.algo));
-          for (const jit::Instantiation& k : plan->kernels)
-            if (seen.insert(k.name_expression).second) inst.push_back(k);
-        }
-  CHECK(algos.count("blockscan") == 1);
-  CHECK(algos.count("pipelined") == 1);
-  CHECK(algos.count("warpscan") == 1);
+  for (const FwdProblem& p : problems) {
+    const FwdDefaultChoice c = heuristic_default(p, kSms, kShared);
+    auto plan = plan_fwd(p, c.config, kShared);
+    INFO(p.key() << " " << c.config.key() << ": " << plan.status().to_string());
+    REQUIRE(plan.is_ok());
+    algos.insert(to_string(c.config.algo));
+    for (const jit::Instantiation& k : plan->kernels)
+      if (seen.insert(k.name_expression).second) inst.push_back(k);
+  }
   jit::Compiler compiler(jit::TemplateSources::embedded(), nullptr);
   auto plain = jit::make_programs(inst, 8, "sm_90", "ssm_fwd");
   auto saving = jit::make_programs(inst, 8, "sm_90", "ssm_fwd_states");
@@ -105,6 +98,47 @@ TEST_CASE("the block scan's and short sequences' defaults compile within their s
     }
   }
   CHECK(kernels == 2 * inst.size());
+  return algos;
+}
+
+TEST_CASE("the block scan's and short sequences' defaults compile within their spills",
+          "[fwd][compile]") {
+  struct Shape {
+    int64_t b, d, l;
+  };
+  // Block scan (65 channels to 8 an SM; one or two warps a channel at dstate
+  // 1 to 3 from 8 to 64 channels an SM), the pipelined kernel at short
+  // sequences (4 threads a channel; 2 where the sequential scan would fill
+  // the GPU), the warp scan's short lanes (2 and 4 steps).
+  const Shape shapes[] = {{4, 128, 2048},  {1, 512, 4096}, {4, 256, 512},
+                          {2, 256, 1024},  {16, 384, 128}, {8, 512, 64},
+                          {32, 1536, 256}, {3, 768, 2048}, {4, 1024, 1024}};
+  std::vector<FwdProblem> problems;
+  for (const Shape& s : shapes)
+    for (int64_t n : {1, 2, 3, 4, 8, 16})
+      for (DType t : {DType::kF32, DType::kF16, DType::kBF16})
+        for (bool flags : {false, true}) problems.push_back(flagged(s.b, s.d, s.l, n, t, flags));
+  const std::set<std::string> algos = check_defaults_compile(problems);
+  CHECK(algos.count("blockscan") == 1);
+  CHECK(algos.count("pipelined") == 1);
+  CHECK(algos.count("warpscan") == 1);
+}
+
+TEST_CASE("the pipelined defaults of few channels of 17 to 64 states compile within their spills",
+          "[fwd][compile]") {
+  // 8 lanes (up to 16 channels an SM), 8 or 4 lanes in wider blocks (up to
+  // 24), the kernel's own default (past 24).
+  struct Shape {
+    int64_t b, d, l;
+  };
+  const Shape shapes[] = {{2, 768, 1024}, {3, 768, 1024}, {4, 1024, 512}};
+  std::vector<FwdProblem> problems;
+  for (const Shape& s : shapes)
+    for (int64_t n : {17, 32, 64})
+      for (DType t : {DType::kF32, DType::kF16, DType::kBF16})
+        problems.push_back(flagged(s.b, s.d, s.l, n, t, true));
+  const std::set<std::string> algos = check_defaults_compile(problems);
+  CHECK(algos == std::set<std::string>{"pipelined"});
 }
 
 }  // namespace

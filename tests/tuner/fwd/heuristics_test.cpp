@@ -227,13 +227,82 @@ TEST_CASE("short sequences over many channels take the pipelined kernel or short
               Want{shape(2, 512, 256, 16), "warpscan.K256.D8.fp32.t256.i8.s1.fast"}});
   // Past the band: the pipelined kernel's own default at 512 steps and dstate
   // 16; the sequential scan where its threads fill the GPU; a warp's lanes
-  // over 256 steps past 512 steps below 32 channels per SM.
+  // over 256 steps past 512 steps below 32 channels per SM (dstate 4).
   CHECK(heuristic_default(shape(8, 1536, 512, 16), kSms, kShared).config.key() ==
         "pipelined.K32.D32.fp32.t128.i3.s4.fast");
   CHECK(heuristic_default(shape(16, 768, 64, 16), kSms, kShared).config.algo ==
         ScanAlgo::kSequential);
-  CHECK(heuristic_default(shape(4, 1024, 1024, 2), kSms, kShared).config.key() ==
+  CHECK(heuristic_default(shape(2, 1024, 1024, 4), kSms, kShared).config.key() ==
         "warpscan.K256.D8.fp32.t256.i8.s1.fast");
+}
+
+TEST_CASE(
+    "one to three states over 8 to 64 channels per SM take the block scan, a warp or two "
+    "a channel",
+    "[tuner]") {
+  constexpr const char* kOneWarp = "blockscan.K256.D1.fp32.t32.i8.s1.fast";
+  constexpr const char* kTwoWarps = "blockscan.K512.D1.fp32.t64.i8.s1.fast";
+  check_keys({Want{shape(3, 768, 2048, 2), kOneWarp}, Want{shape(2, 1024, 4096, 2), kOneWarp},
+              Want{shape(8, 512, 8192, 2), kOneWarp}, Want{shape(1, 4096, 2048, 3), kOneWarp},
+              Want{shape(8, 256, 4096, 1, DType::kF16), kOneWarp},
+              // Up to 1024 steps (from 1000), and from 32 channels per SM: two
+              // warps, chunks of 512.
+              Want{shape(2, 768, 1024, 1), kTwoWarps}, Want{shape(12, 512, 1024, 2), kTwoWarps},
+              Want{shape(4, 512, 1024, 1, DType::kF32), kTwoWarps},
+              Want{shape(6, 256, 1000, 2, DType::kF32), kTwoWarps},
+              Want{shape(16, 512, 2048, 1), kTwoWarps},
+              Want{shape(3, 1536, 3000, 1, DType::kF16), kTwoWarps}});
+  // Outside: dstate 4, 8 channels per SM or fewer (the block scan's few
+  // hundred channels, or the warp scan), more than 64 per SM, fewer than 1000
+  // or more than 8192 steps.
+  for (const FwdProblem& p :
+       {shape(10, 384, 2048, 4, DType::kF16), shape(2, 2048, 512, 4, DType::kF32),
+        shape(2, 512, 2048, 2), shape(24, 512, 2048, 2), shape(4, 1024, 768, 1),
+        shape(2, 1536, 512, 2, DType::kF32), shape(2, 1024, 16384, 2)}) {
+    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
+    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK_FALSE(
+        (d.config.algo == ScanAlgo::kBlockScan && d.config.threads <= 64 && d.config.items == 8));
+  }
+}
+
+TEST_CASE("few channels of 17 to 64 states take the pipelined kernel, more lanes the fewer",
+          "[tuner]") {
+  check_keys(
+      {// Up to 16 channels per SM: 8 lanes, chunks of 64; blocks of 16
+       // channels in a ring of 3 (halves) or 8 in a ring of 2 (fp32).
+       Want{shape(2, 512, 512, 24), "pipelined.K64.D16.fp32.t128.i3.s8.fast"},
+       Want{shape(5, 256, 512, 48), "pipelined.K64.D16.fp32.t128.i3.s8.fast"},
+       Want{shape(1, 2048, 4096, 64), "pipelined.K64.D16.fp32.t128.i3.s8.fast"},
+       Want{shape(4, 384, 512, 32, DType::kF16), "pipelined.K64.D16.fp32.t128.i3.s8.fast"},
+       Want{shape(8, 256, 1024, 32, DType::kF32), "pipelined.K64.D8.fp32.t64.i2.s8.fast"},
+       Want{shape(2, 1024, 512, 64, DType::kF32), "pipelined.K64.D8.fp32.t64.i2.s8.fast"},
+       // Up to 24: 8 lanes in blocks of 32 (halves), 4 in blocks of 16
+       // (fp32), a ring of 2.
+       Want{shape(2, 1536, 1000, 40), "pipelined.K64.D32.fp32.t256.i2.s8.fast"},
+       Want{shape(6, 512, 1024, 64), "pipelined.K64.D32.fp32.t256.i2.s8.fast"},
+       Want{shape(4, 768, 2048, 48, DType::kF16), "pipelined.K64.D32.fp32.t256.i2.s8.fast"},
+       Want{shape(9, 256, 1000, 20, DType::kF32), "pipelined.K64.D16.fp32.t64.i2.s4.fast"},
+       // Past 24 per SM: the kernel's own default.
+       Want{shape(4, 1536, 1000, 20), "pipelined.K32.D32.fp32.t128.i3.s4.fast"},
+       Want{shape(2, 2048, 2048, 32), "pipelined.K32.D32.fp32.t128.i3.s4.fast"},
+       Want{shape(16, 256, 256, 48, DType::kF16), "pipelined.K32.D32.fp32.t128.i3.s4.fast"},
+       Want{shape(6, 1024, 512, 24, DType::kF32), "pipelined.K32.D32.fp32.t128.i3.s4.fast"}});
+  // Outside: dstate 16 or past 64, fewer than 1024 channels, fewer than 256
+  // or more than 4096 steps; and where a thread a channel's lanes fills the
+  // GPU (the first rule's pipelined or sequential layouts).
+  for (const FwdProblem& p :
+       {shape(2, 512, 512, 16), shape(2, 512, 512, 128), shape(2, 256, 512, 24),
+        shape(8, 512, 128, 32), shape(2, 1024, 8192, 32), shape(8, 1536, 2048, 64)}) {
+    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
+    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK_FALSE((d.config.algo == ScanAlgo::kPipelined && d.config.chunk == 64));
+  }
+  // Where shared memory would shrink the chunk (48 KB a block), the rules
+  // before.
+  const FwdDefaultChoice small = heuristic_default(shape(4, 512, 2048, 24), kSms, 48 * 1024);
+  INFO(small.config.key() << ": " << small.reason);
+  CHECK(small.config.algo != ScanAlgo::kPipelined);
 }
 
 TEST_CASE(
