@@ -335,17 +335,16 @@ std::optional<FwdConfig> few_chains_large_state_pipelined(const FwdProblem& p, i
   const FwdConfig own = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
   const bool half = dtype_bytes(p.dtype) == 2;
   FwdConfig c = own;
-  c.chunk = 64;
   if (chains <= kLargeStateEightLanesMaxChainsPerSm * sms) {
     c.n_split = 8;
     c.d_step = half ? 16 : 8;
+    c.chunk = 64;
     c.items = half ? 3 : 2;
   } else if (chains <= kLargeStateWideMaxChainsPerSm * sms) {
     c.n_split = half ? 8 : 4;
     c.d_step = half ? 32 : 16;
+    c.chunk = 64;
     c.items = 2;
-  } else {
-    c = own;
   }
   c.threads = c.n_split * c.d_step;
   // Only the layouts timed: none where shared memory shrinks the chunk.
@@ -455,11 +454,8 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
   if (const auto large = few_chains_large_state_pipelined(p, sms, max_shared_bytes))
     return {*large,
             "pipelined: " + std::to_string(chains) + " channels of " + std::to_string(p.dstate) +
-                " states, short of a thread each filling "
-                "the GPU; " +
-                std::to_string(large->n_split) +
-                " threads a channel in "
-                "blocks of " +
+                " states, short of a thread each filling the GPU; " +
+                std::to_string(large->n_split) + " threads a channel in blocks of " +
                 std::to_string(large->d_step) + ", chunks of " + std::to_string(large->chunk) +
                 " in a ring of " + std::to_string(large->items)};
   // Very few chains: several warps each, the sequence in a few long chunks.
