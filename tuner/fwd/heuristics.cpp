@@ -326,13 +326,13 @@ constexpr int64_t kLargeStateMaxSeqlen = 4096;
 constexpr int64_t kLargeStateEightLanesMaxChainsPerSm = 16;
 constexpr int64_t kLargeStateWideMaxChainsPerSm = 24;
 
-std::optional<FwdConfig> few_chains_large_state_pipelined(const FwdProblem& p, int64_t sms,
-                                                          size_t max_shared_bytes) {
+// `own`: the pipelined kernel's own default for `p`.
+std::optional<FwdConfig> few_chains_large_state_pipelined(const FwdProblem& p, const FwdConfig& own,
+                                                          int64_t sms, size_t max_shared_bytes) {
   const int64_t chains = p.batch * p.dim;
   if (p.dstate < kLargeStateMinDstate || p.dstate > kLargeStateMaxDstate || chains < kFewChannels ||
       p.seqlen < kLargeStateMinSeqlen || p.seqlen > kLargeStateMaxSeqlen)
     return std::nullopt;
-  const FwdConfig own = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
   const bool half = dtype_bytes(p.dtype) == 2;
   FwdConfig c = own;
   if (chains <= kLargeStateEightLanesMaxChainsPerSm * sms) {
@@ -451,7 +451,7 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
                             : "the next chunk's reads in flight")};
   }
   const int64_t sms = sm_count > 0 ? sm_count : 128;
-  if (const auto large = few_chains_large_state_pipelined(p, sms, max_shared_bytes))
+  if (const auto large = few_chains_large_state_pipelined(p, pipe, sms, max_shared_bytes))
     return {*large,
             "pipelined: " + std::to_string(chains) + " channels of " + std::to_string(p.dstate) +
                 " states, short of a thread each filling the GPU; " +
