@@ -347,16 +347,20 @@ struct ChannelStates {
   float bconst[Tr::kVarB ? 1 : kPerThread];
   float cconst[Tr::kVarC ? 1 : kPerThread];
 
-  __device__ __forceinline__ static int state(int s, int k) { return s + k * Tr::kNSplit; }
+  // Slot k of split index s holds state s + (k ^ x) * kNSplit: x = 0 but in
+  // the chunked backward, whose lanes permute their slots (StateSlots).
+  __device__ __forceinline__ static int state(int s, int k, int x = 0) {
+    return s + (k ^ x) * Tr::kNSplit;
+  }
 
   // h = h0 (or 0) for this thread's states of channel d in batch b, and
   // aprod = 1 (the multiplicative identity the aggregate passes start from).
   __device__ __forceinline__ static void init(const SsmFwdParams& p, int b, int d, int s,
                                               bool active, AccT (&h)[kPerThread],
-                                              AccT (&aprod)[kPerThread]) {
+                                              AccT (&aprod)[kPerThread], int x = 0) {
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
-      const int n = state(s, k);
+      const int n = state(s, k, x);
       h[k] = 0;
       if constexpr (Tr::kH0)
         if (active && n < Tr::kN) h[k] = p.h0[b * p.h0_batch_stride + d * p.h0_dim_stride + n];
@@ -378,10 +382,11 @@ struct ChannelStates {
     }
   }
 
-  __device__ __forceinline__ void load(const SsmFwdParams& p, int d, int s, bool active) {
+  __device__ __forceinline__ void load(const SsmFwdParams& p, int d, int s, bool active,
+                                       int x = 0) {
 #pragma unroll
     for (int k = 0; k < kPerThread; ++k) {
-      const int n = state(s, k);
+      const int n = state(s, k, x);
       const bool ok = active && n < Tr::kN;
       a2[k] = ok ? p.A[d * p.A_dim_stride + n] * a_scale<Tr>() : 0.0f;
       if constexpr (!Tr::kVarB)

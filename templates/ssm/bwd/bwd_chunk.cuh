@@ -136,14 +136,14 @@ template <typename Tr>
 constexpr int kHistVec = kHistWide<Tr> ? 4 : 1;  // AccT values a thread's column is wide
 
 // The recurrence over one staged chunk from h (carried in and out; cs: one
-// ChannelStates per channel of the thread). With a history, a_t h_{t-1} of
+// ChannelStates per channel of the thread, slots permuted by x). With a history, a_t h_{t-1} of
 // every step is kept (kHistWide: the layout). kAggregate: aprod accumulates prod a
 // (the chunk's affine map is h -> aprod h + h_from_0). Whole groups of 4
 // run (the staged padding is the identity step).
 template <typename Tr, bool kAggregate = false>
 __device__ __forceinline__ void bwd_forward_chunk(const ChannelStates<Tr>* cs,
                                                   typename Tr::AccT (&h)[ChunkChains<Tr>::kCount],
-                                                  int c, int s, int len, const float* smem,
+                                                  int c, int s, int x, int len, const float* smem,
                                                   const ChunkSmemLayout& l, typename Tr::AccT* hist,
                                                   typename Tr::AccT* aprod = nullptr) {
   using AccT = typename Tr::AccT;
@@ -165,7 +165,7 @@ __device__ __forceinline__ void bwd_forward_chunk(const ChannelStates<Tr>* cs,
     AccT* hist_group = hist_col != nullptr ? hist_col + t * kCount * Tr::kThreads : nullptr;
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
-      const int n = ChannelStates<Tr>::state(s, k);
+      const int n = ChannelStates<Tr>::state(s, k, x);
       if (kAllStatesUsed || n < Tr::kN) {
         float bv[4];
         if constexpr (Tr::kVarB) lds4(smem + l.b + n * l.bc_row + t, bv);  // one row, kChan uses
@@ -201,28 +201,34 @@ __device__ __forceinline__ void bwd_forward_chunk(const ChannelStates<Tr>* cs,
 // Sums kM values (a power of two) over the kL lanes of one warp that sit
 // 1 apart (a channel's lanes of one split index), by recursive halving:
 // each level sends half of what a lane holds and keeps the other half, so
-// lane i ends with kKeep sums, of values first(i) + j; levels past the
-// values' count add the one value left (owner() lanes write). A fixed
-// order: bitwise reproducible.
-template <int kM, int kL>
+// lane i ends with kKeep sums, of slots first(i) + j; levels past the
+// values' count add the one value left (owner() lanes write). The first
+// kFree levels keep the lower half in every lane, with no selects: there
+// the partner lanes hold their values with those halves swapped
+// (StateSlots). A fixed order: bitwise reproducible.
+template <int kM, int kL, int kFree = 0>
 struct LaneReduceScatter {
   SSMTUNE_HD static constexpr int log2(int x) { return x <= 1 ? 0 : 1 + log2(x / 2); }
   static constexpr int kScatter = log2(kM) < log2(kL) ? log2(kM) : log2(kL);
   static constexpr int kKeep = kM >> kScatter;
 
   __device__ __forceinline__ static void run(float (&v)[kM], int lane) {
-    int cnt = kM;
+    int cnt = kM, level = 0;
 #pragma unroll
-    for (int m = kL / 2; m >= 1; m /= 2) {
+    for (int m = kL / 2; m >= 1; m /= 2, ++level) {
       if (cnt > 1) {
         const int half = cnt / 2;
         const bool upper = (lane & m) != 0;
 #pragma unroll
         for (int j = 0; j < kM / 2; ++j) {
           if (j < half) {
-            const float send = upper ? v[j] : v[j + half];
-            const float keep = upper ? v[j + half] : v[j];
-            v[j] = keep + __shfl_xor_sync(0xffffffffu, send, m);
+            if (level < kFree) {
+              v[j] += __shfl_xor_sync(0xffffffffu, v[j + half], m);
+            } else {
+              const float send = upper ? v[j] : v[j + half];
+              const float keep = upper ? v[j + half] : v[j];
+              v[j] = keep + __shfl_xor_sync(0xffffffffu, send, m);
+            }
           }
         }
         cnt = half;
@@ -232,18 +238,75 @@ struct LaneReduceScatter {
     }
   }
   __device__ __forceinline__ static int first(int lane) {
-    int offset = 0, cnt = kM;
+    int offset = 0, cnt = kM, level = 0;
 #pragma unroll
-    for (int m = kL / 2; m >= 1; m /= 2) {
+    for (int m = kL / 2; m >= 1; m /= 2, ++level) {
       if (cnt > 1) {
         cnt /= 2;
-        if (lane & m) offset += cnt;
+        if (level >= kFree && (lane & m)) offset += cnt;
       }
     }
     return offset;
   }
   __device__ __forceinline__ static bool owner(int lane) {
     return (lane & ((kL >> kScatter) - 1)) == 0;
+  }
+};
+
+// The chunked backward's state slots and its per-group dB/dC values, which
+// the lanes of a warp's channels sum (LaneReduceScatter). Where kFree > 0,
+// value (k * kBC + kind) * 4 + j is the contribution of state s + k *
+// kNSplit (kind: dB, then dC where both vary; j: the step in the group of
+// 4), and slot k of lane c holds state s + (k ^ x(c)) * kNSplit, x(c)
+// flipping the state's top bits with c's: at each of the reduce-scatter's
+// first kFree levels what a lane keeps (its lower half) is what its partner
+// sends (its upper half), with no selects (sm_90, seq.K16.D32.t128.s4.b3 at
+// dstate 16, bf16 with the flags: FSEL 68 -> 20 and the reverse walk's loop
+// 487 -> 320 SASS instructions a group of 4 steps, with Out below).
+template <typename Tr>
+struct StateSlots {
+  static constexpr int kPer = ChannelStates<Tr>::kPerThread;
+  static constexpr int kLanes = ChunkLanes<Tr>::kLaneStride;
+  static constexpr bool kRed = Tr::kVarB || Tr::kVarC;
+  static constexpr int kBC = (Tr::kVarB ? 1 : 0) + (Tr::kVarC ? 1 : 0);
+  static constexpr int kVals = kRed ? bwd_red_values(Tr::kN, Tr::kNSplit, Tr::kVarB, Tr::kVarC) : 1;
+  SSMTUNE_HD static constexpr int log2(int v) { return v <= 1 ? 0 : 1 + log2(v / 2); }
+  static constexpr bool kPow2 = (kPer & (kPer - 1)) == 0;
+  // Not at 128 registers (4 blocks of 128 threads): the permutation's few
+  // registers spilled there (seq.K16.D32.t128.s4 at dstate 16: fp32 rows, or
+  // 16-bit ones with h0 and the last state, 8 bytes). Only 16-bit rows and
+  // up to 4 states a thread: H100, saved states, the default config, ms,
+  // main / permuted, bf16 with the flags unless said: (8,1536,2048,16)
+  // 0.893 / 0.880, (8,1024,1024,16) fp16 0.376 / 0.363, (8,1024,2048,16)
+  // 0.730 / 0.713, (8,1536,2048,8) 0.606 / 0.570, (8,2048,1024,8) 0.505 /
+  // 0.470; but fp32 (8,1536,2048,16) plain 0.772 / 0.790 and at 8 states
+  // a thread (8,512,1024,64) fp16 1.11 / 1.45.
+  static constexpr bool kTight = Tr::kMinBlocks * Tr::kThreads >= 512;
+  static constexpr bool kWorth = sizeof(typename Tr::InT) == 2 && kPer <= 4;
+  static constexpr int kFree = kRed && kPow2 && !kTight && kWorth
+                                   ? (log2(kPer) < log2(kLanes) ? log2(kPer) : log2(kLanes))
+                                   : 0;
+  using Scatter = LaneReduceScatter<kVals, kLanes, kFree>;
+  // The slot permutation of the lane of channel c.
+  __device__ __forceinline__ static int perm(int c) {
+    const int lane = c % kLanes;
+    int x = 0;
+#pragma unroll
+    for (int l = 0; l < kFree; ++l)
+      if (lane & ((kLanes / 2) >> l)) x |= (kPer / 2) >> l;
+    return x;
+  }
+  // Where no level is free the dB values come first, then the dC values
+  // (the order that compiles without spills at 128 registers), and the
+  // kernels' code is the one before the permutation, instruction for
+  // instruction (scripts/sass_loops.py --against).
+  static constexpr int kStrideK = kFree > 0 ? kBC * 4 : 4;  // value index step per slot
+  static constexpr int kFirstC = !Tr::kVarB ? 0 : (kFree > 0 ? 4 : kPer * 4);  // first dC value
+  SSMTUNE_HD static constexpr int value_b(int k, int j) { return k * kStrideK + j; }
+  SSMTUNE_HD static constexpr int value_c(int k, int j) { return kFirstC + k * kStrideK + j; }
+  // The value index of a lane's first sum after the reduce-scatter.
+  __device__ __forceinline__ static int first(int lane, int x) {
+    return Scatter::first(lane) + x * kBC * 4;
   }
 };
 
@@ -313,7 +376,7 @@ struct BwdAcc {
 template <typename Tr>
 __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const Tile& tile,
                                                   const ChannelStates<Tr>* cs, BwdAcc<Tr>& acc,
-                                                  int c, int s, int t0, int len, float* smem,
+                                                  int c, int s, int x, int t0, int len, float* smem,
                                                   const BwdSmemLayout& L,
                                                   const typename Tr::AccT* hist) {
   using AccT = typename Tr::AccT;
@@ -321,14 +384,14 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
   using Ch = ChunkChains<Tr>;
   constexpr int kPer = Ch::kPer, kChan = Ch::kChan, kCount = Ch::kCount;
   constexpr bool kAllStatesUsed = Tr::kN % Tr::kNSplit == 0;
-  constexpr bool kRed = Tr::kVarB || Tr::kVarC;
+  using Slots = StateSlots<Tr>;
+  constexpr bool kRed = Slots::kRed;
   constexpr int kOffC = Tr::kVarB ? 4 * Tr::kN : 0;
   constexpr int kOuts = (Tr::kVarB ? 4 * Tr::kN : 0) + (Tr::kVarC ? 4 * Tr::kN : 0);
-  constexpr int kVals = kRed ? bwd_red_values(Tr::kN, Tr::kNSplit, Tr::kVarB, Tr::kVarC) : 1;
-  constexpr int kSlotC = Tr::kVarB ? kPer * 4 : 0;  // value index of the first dC
+  constexpr int kVals = Slots::kVals;
   constexpr int kLanes = ChunkLanes<Tr>::kLaneStride;
   constexpr int kWarps = Tr::kThreads / 32;
-  using Scatter = LaneReduceScatter<kVals, kLanes>;
+  using Scatter = typename Slots::Scatter;
   const int lane_c = threadIdx.x % kLanes;
   const int warp = threadIdx.x / 32;
   const ChunkSmemLayout& l = L.chunk;
@@ -336,6 +399,30 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
   const long long part_base =
       (static_cast<long long>(tile.b) * gridDim.x + blockIdx.x) * Tr::kN * p.f.seqlen + t0;
   const AccT* hist_col = hist + threadIdx.x * kHistVec<Tr>;  // as bwd_forward_chunk wrote it
+  // A dB/dC output o (o < kOuts) that a thread sums over the warps after a
+  // group's barrier: its buffer index, step in the group and partial.
+  struct Out {
+    int idx, j;
+    float* part;
+  };
+  auto output = [&](int o) {
+    const bool is_c = o >= kOffC && Tr::kVarC;
+    const int n = (is_c ? o - kOffC : o) >> 2, j = o & 3;
+    return Out{
+        (n % Tr::kNSplit) * kVals + (is_c ? Slots::kFirstC : 0) +
+            (n / Tr::kNSplit) * Slots::kStrideK + j,
+        j, (is_c ? p.part_c : p.part_b) + part_base + static_cast<long long>(n) * p.f.seqlen + j};
+  };
+  // Where the slots are permuted and each thread has one output at most
+  // (dstate <= 16 at 128 threads) it is formed once, not per group: the
+  // loop's index arithmetic was ~25 of ~360 SASS instructions a group
+  // issued at dstate 16. With more outputs the registers they would hold
+  // cost more (dstate 32 and 64: +50 to +70), and at 128 registers (4
+  // blocks of 128 threads) the kernel spilled.
+  constexpr bool kOneOut = Slots::kFree > 0 && kOuts <= Tr::kThreads;
+  const bool has_out = static_cast<int>(threadIdx.x) < kOuts;
+  Out mine{};
+  if constexpr (kOneOut) mine = output(has_out ? static_cast<int>(threadIdx.x) : 0);
   for (int t = ((len + 3) / 4 - 1) * 4; t >= 0; t -= 4) {
     const AccT* hist_group = hist_col + t * kCount * Tr::kThreads;
     float vals[kVals];
@@ -359,7 +446,7 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
     }
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
-      const int n = ChannelStates<Tr>::state(s, k);
+      const int n = ChannelStates<Tr>::state(s, k, x);
       if (kAllStatesUsed || n < Tr::kN) {
         float bv[4], cv[4];  // variable B/C: one row, kChan uses
         if constexpr (Tr::kVarB) lds4(smem + l.b + n * l.bc_row + t, bv);
@@ -398,15 +485,14 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
             const AccT dcv = static_cast<AccT>(dy[i][j]) * ht;
             // The thread's channels in order (the first one assigns).
             if constexpr (Tr::kVarB) {
-              vals[k * 4 + j] =
-                  i == 0 ? static_cast<float>(dbv) : vals[k * 4 + j] + static_cast<float>(dbv);
+              float& vb = vals[Slots::value_b(k, j)];
+              vb = i == 0 ? static_cast<float>(dbv) : vb + static_cast<float>(dbv);
             } else {
               acc.dB[q] += dbv;
             }
             if constexpr (Tr::kVarC) {
-              vals[kSlotC + k * 4 + j] = i == 0
-                                             ? static_cast<float>(dcv)
-                                             : vals[kSlotC + k * 4 + j] + static_cast<float>(dcv);
+              float& vc = vals[Slots::value_c(k, j)];
+              vc = i == 0 ? static_cast<float>(dcv) : vc + static_cast<float>(dcv);
             } else {
               acc.dC[q] += dcv;
             }
@@ -436,22 +522,32 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
       Scatter::run(vals, lane_c);
       float* buf = smem + L.red + ((t / 4) & 1) * L.red_buf;
       if (Scatter::owner(lane_c)) {
-        float* slot = buf + (warp * Tr::kNSplit + s) * kVals + Scatter::first(lane_c);
+        float* slot = buf + (warp * Tr::kNSplit + s) * kVals + Slots::first(lane_c, x);
 #pragma unroll
         for (int v = 0; v < Scatter::kKeep; ++v) slot[v] = vals[v];
       }
       __syncthreads();
-      for (int o = threadIdx.x; o < kOuts; o += Tr::kThreads) {
-        const int j = o & 3;
-        if (t + j >= len) continue;
-        const bool is_c = o >= kOffC && Tr::kVarC;
-        const int n = (is_c ? o - kOffC : o) >> 2;
-        const int idx = (n % Tr::kNSplit) * kVals + (is_c ? kSlotC : 0) + (n / Tr::kNSplit) * 4 + j;
-        float sum = 0.0f;
+      if constexpr (kOneOut) {
+        if (has_out && t + mine.j < len) {
+          float sum = 0.0f;
 #pragma unroll
-        for (int w = 0; w < kWarps; ++w) sum += buf[w * Tr::kNSplit * kVals + idx];
-        float* part = is_c ? p.part_c : p.part_b;
-        part[part_base + static_cast<long long>(n) * p.f.seqlen + t + j] = sum;
+          for (int w = 0; w < kWarps; ++w) sum += buf[w * Tr::kNSplit * kVals + mine.idx];
+          mine.part[t] = sum;
+        }
+      } else {
+        for (int o = threadIdx.x; o < kOuts; o += Tr::kThreads) {
+          const int j = o & 3;
+          if (t + j >= len) continue;
+          const bool is_c = o >= kOffC && Tr::kVarC;
+          const int n = (is_c ? o - kOffC : o) >> 2;
+          const int idx = (n % Tr::kNSplit) * kVals + (is_c ? Slots::kFirstC : 0) +
+                          (n / Tr::kNSplit) * Slots::kStrideK + j;
+          float sum = 0.0f;
+#pragma unroll
+          for (int w = 0; w < kWarps; ++w) sum += buf[w * Tr::kNSplit * kVals + idx];
+          float* part = is_c ? p.part_c : p.part_b;
+          part[part_base + static_cast<long long>(n) * p.f.seqlen + t + j] = sum;
+        }
       }
     }
   }

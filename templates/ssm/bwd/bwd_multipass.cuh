@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(Tr::kThreads, Tr::kMinBlocks)
     ChunkStage<BwdNoC<Tr>>::stream(f, tile, j * Tr::kChunk, len, smem, L.chunk_nc, threadIdx.x,
                                    blockDim.x);
     __syncthreads();
-    bwd_forward_chunk<Tr>(&cs, h, c, s, len, smem, L.chunk_nc, nullptr);
+    bwd_forward_chunk<Tr>(&cs, h, c, s, 0, len, smem, L.chunk_nc, nullptr);
   }
   for (int j = j_end - 1; j >= j_begin; --j) {
     const int t0 = j * Tr::kChunk;

@@ -40,6 +40,7 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
 
   const Tile tile = make_tile<Tr>(f, blockIdx.x, blockIdx.y);
   const int c = ChunkLanes<Tr>::channel(), s = ChunkLanes<Tr>::split();
+  const int x = StateSlots<Tr>::perm(c);  // this lane's slot permutation
   // Channel i of this thread: whether it is real, and its index (channels
   // past the tile read channel d0 and write nothing).
   bool active[kChan];
@@ -50,7 +51,7 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
     chan_d[i] = tile.d0 + (active[i] ? Ch::channel(c, i) : 0);
   }
   // Chain q's state, and whether it is a real one.
-  auto state_of = [&](int q) { return CS::state(s, q % kPer); };
+  auto state_of = [&](int q) { return CS::state(s, q % kPer, x); };
   auto real = [&](int q) { return active[q / kPer] && state_of(q) < Tr::kN; };
   const long long b = tile.b;
   const long long dim = f.dim;
@@ -69,7 +70,7 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
 
   CS cs[kChan];
 #pragma unroll
-  for (int i = 0; i < kChan; ++i) cs[i].load(f, static_cast<int>(chan_d[i]), s, active[i]);
+  for (int i = 0; i < kChan; ++i) cs[i].load(f, static_cast<int>(chan_d[i]), s, active[i], x);
   BwdAcc<Tr> acc;
 #pragma unroll
   for (int q = 0; q < kCount; ++q) {
@@ -101,7 +102,7 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
 #pragma unroll
       for (int i = 0; i < kChan; ++i) {
         AccT hi[kPer], unused[kPer];
-        CS::init(f, tile.b, static_cast<int>(chan_d[i]), s, active[i], hi, unused);
+        CS::init(f, tile.b, static_cast<int>(chan_d[i]), s, active[i], hi, unused, x);
 #pragma unroll
         for (int k = 0; k < kPer; ++k) h[i * kPer + k] = hi[k];
       }
@@ -131,7 +132,7 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
                                      threadIdx.x, blockDim.x);
     }
     __syncthreads();
-    bwd_forward_chunk<Tr>(cs, h, c, s, Tr::kChunk, smem, L.chunk_nc, nullptr);
+    bwd_forward_chunk<Tr>(cs, h, c, s, x, Tr::kChunk, smem, L.chunk_nc, nullptr);
 #pragma unroll
     for (int q = 0; q < kCount; ++q)
       if (real(q)) ckpt[ckpt_index(j + 1, q)] = h[q];
@@ -182,7 +183,7 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
       bwd_stage_dy<Tr>(p, tile, t0, len, smem + L.dy, L.chunk.row);
     }
     __syncthreads();
-    bwd_forward_chunk<Tr>(cs, h, c, s, len, smem, L.chunk, hist);
+    bwd_forward_chunk<Tr>(cs, h, c, s, x, len, smem, L.chunk, hist);
     if (j > j_begin) {
       if constexpr (kEarlyState) load_state(j - 1);
       if constexpr (kReadAhead) {
@@ -190,7 +191,7 @@ __device__ __forceinline__ void bwd_chunks(const SsmBwdParams& p) {
         ahead_dy.load(p, tile, t0 - Tr::kChunk, Tr::kChunk);
       }
     }
-    bwd_reverse_chunk<Tr>(p, tile, cs, acc, c, s, t0, len, smem, L, hist);
+    bwd_reverse_chunk<Tr>(p, tile, cs, acc, c, s, x, t0, len, smem, L, hist);
     __syncthreads();
     bwd_write_chunk<Tr>(p, tile, t0, len, smem, L);
     __syncthreads();

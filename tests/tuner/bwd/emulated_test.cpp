@@ -304,6 +304,47 @@ TEST_CASE("emulated backward kernels match the fp64 reference", "[bwd][emulated]
   }
 }
 
+// The chunked kernels with their lanes' state slots permuted (16-bit rows,
+// up to 4 states a thread, fewer than 4 blocks of 128 threads an SM: the
+// config's .b<blocks>), so the dB/dC reduce-scatter's first levels run
+// without selects (templates/ssm/bwd/bwd_chunk.cuh, StateSlots).
+template <typename InT, int kN, int kChunk, int kDStep, int kNSplit, bool kVarB, bool kVarC,
+          bool kFlags, int kBlocks, int kChan = 1>
+using SlotTraits = BwdTraits<InT, float, kN, kChunk, kDStep, kNSplit, kAcc, kVarB, kVarC, kFlags,
+                             kFlags, kFlags, kFlags, kFlags, kFlags, kBlocks, 0, kChan>;
+
+template <typename Tr>
+void check_permuted(const BwdProblem& bp, uint64_t seed, int segments = 1) {
+  static_assert(ssmtune_kernels::StateSlots<Tr>::kFree > 0, "the slots must be permuted");
+  check_case<Tr>(bp, seed, segments);
+}
+
+TEST_CASE("emulated backward with permuted state slots matches the fp64 reference",
+          "[bwd][emulated]") {
+  // dstate 16 over 4 lanes, 32 channels a block at 3 blocks an SM (the
+  // default's layout under one wave), bf16, a partial tile, 4 chunks (the
+  // last partial), every flag.
+  check_permuted<SlotTraits<__nv_bfloat16, 16, 16, 32, 4, true, true, true, 3>>(
+      all_flags(make(2, 40, 50, 16, 1, DType::kBF16)), 61);
+  {  // fp16, variable C only, no flags, two groups of 36 channels
+    BwdProblem p = make(1, 72, 37, 16, 2, DType::kF16);
+    p.fwd.variable_b = false;
+    check_permuted<SlotTraits<__half, 16, 16, 32, 4, false, true, false, 3>>(p, 62);
+  }
+  // dstate 8: 2 states a thread, one level without selects; fp16, every flag.
+  check_permuted<SlotTraits<__half, 8, 32, 32, 4, true, true, true, 3>>(
+      all_flags(make(2, 24, 70, 8, 1, DType::kF16)), 63);
+  // dstate 14 (slots past dstate), 2 channels a thread, 64 threads at 2 blocks.
+  check_permuted<SlotTraits<__nv_bfloat16, 14, 8, 32, 4, true, true, true, 2, 2>>(
+      all_flags(make(1, 40, 21, 14, 1, DType::kBF16)), 64);
+  // multipass: 13 chunks over 4 segments, variable B only.
+  {
+    BwdProblem p = all_flags(make(1, 40, 50, 16, 1, DType::kBF16));
+    p.fwd.variable_c = false;
+    check_permuted<SlotTraits<__nv_bfloat16, 16, 4, 32, 4, true, false, true, 3>>(p, 65, 4);
+  }
+}
+
 // The sequential kernel with kChan channels a thread (the config's .c<chan>).
 template <typename InT, typename AccT, int kN, int kChunk, int kDStep, int kNSplit, bool kVarB,
           bool kVarC, bool kFlags, int kChan>
