@@ -198,6 +198,8 @@ __device__ __forceinline__ void bwd_forward_chunk(const ChannelStates<Tr>* cs,
   }
 }
 
+SSMTUNE_HD constexpr int bwd_log2(int x) { return x <= 1 ? 0 : 1 + bwd_log2(x / 2); }
+
 // Sums kM values (a power of two) over the kL lanes of one warp that sit
 // 1 apart (a channel's lanes of one split index), by recursive halving:
 // each level sends half of what a lane holds and keeps the other half, so
@@ -208,8 +210,7 @@ __device__ __forceinline__ void bwd_forward_chunk(const ChannelStates<Tr>* cs,
 // (StateSlots). A fixed order: bitwise reproducible.
 template <int kM, int kL, int kFree = 0>
 struct LaneReduceScatter {
-  SSMTUNE_HD static constexpr int log2(int x) { return x <= 1 ? 0 : 1 + log2(x / 2); }
-  static constexpr int kScatter = log2(kM) < log2(kL) ? log2(kM) : log2(kL);
+  static constexpr int kScatter = bwd_log2(kM) < bwd_log2(kL) ? bwd_log2(kM) : bwd_log2(kL);
   static constexpr int kKeep = kM >> kScatter;
 
   __device__ __forceinline__ static void run(float (&v)[kM], int lane) {
@@ -270,7 +271,6 @@ struct StateSlots {
   static constexpr bool kRed = Tr::kVarB || Tr::kVarC;
   static constexpr int kBC = (Tr::kVarB ? 1 : 0) + (Tr::kVarC ? 1 : 0);
   static constexpr int kVals = kRed ? bwd_red_values(Tr::kN, Tr::kNSplit, Tr::kVarB, Tr::kVarC) : 1;
-  SSMTUNE_HD static constexpr int log2(int v) { return v <= 1 ? 0 : 1 + log2(v / 2); }
   static constexpr bool kPow2 = (kPer & (kPer - 1)) == 0;
   // Not at 128 registers (4 blocks of 128 threads): the permutation's few
   // registers spilled there (seq.K16.D32.t128.s4 at dstate 16: fp32 rows, or
@@ -283,9 +283,10 @@ struct StateSlots {
   // a thread (8,512,1024,64) fp16 1.11 / 1.45.
   static constexpr bool kTight = Tr::kMinBlocks * Tr::kThreads >= 512;
   static constexpr bool kWorth = sizeof(typename Tr::InT) == 2 && kPer <= 4;
-  static constexpr int kFree = kRed && kPow2 && !kTight && kWorth
-                                   ? (log2(kPer) < log2(kLanes) ? log2(kPer) : log2(kLanes))
-                                   : 0;
+  static constexpr int kFree =
+      kRed && kPow2 && !kTight && kWorth
+          ? (bwd_log2(kPer) < bwd_log2(kLanes) ? bwd_log2(kPer) : bwd_log2(kLanes))
+          : 0;
   using Scatter = LaneReduceScatter<kVals, kLanes, kFree>;
   // The slot permutation of the lane of channel c.
   __device__ __forceinline__ static int perm(int c) {
@@ -304,6 +305,11 @@ struct StateSlots {
   static constexpr int kFirstC = !Tr::kVarB ? 0 : (kFree > 0 ? 4 : kPer * 4);  // first dC value
   SSMTUNE_HD static constexpr int value_b(int k, int j) { return k * kStrideK + j; }
   SSMTUNE_HD static constexpr int value_c(int k, int j) { return kFirstC + k * kStrideK + j; }
+  // The value index of state n's dB (or dC) at step j, within its split
+  // index's run of kVals (the reduce-scatter's results in shared memory).
+  SSMTUNE_HD static constexpr int index(int n, bool is_c, int j) {
+    return (n % Tr::kNSplit) * kVals + (is_c ? kFirstC : 0) + (n / Tr::kNSplit) * kStrideK + j;
+  }
   // The value index of a lane's first sum after the reduce-scatter.
   __device__ __forceinline__ static int first(int lane, int x) {
     return Scatter::first(lane) + x * kBC * 4;
@@ -409,9 +415,8 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
     const bool is_c = o >= kOffC && Tr::kVarC;
     const int n = (is_c ? o - kOffC : o) >> 2, j = o & 3;
     return Out{
-        (n % Tr::kNSplit) * kVals + (is_c ? Slots::kFirstC : 0) +
-            (n / Tr::kNSplit) * Slots::kStrideK + j,
-        j, (is_c ? p.part_c : p.part_b) + part_base + static_cast<long long>(n) * p.f.seqlen + j};
+        Slots::index(n, is_c, j), j,
+        (is_c ? p.part_c : p.part_b) + part_base + static_cast<long long>(n) * p.f.seqlen + j};
   };
   // Where the slots are permuted and each thread has one output at most
   // (dstate <= 16 at 128 threads) it is formed once, not per group: the
@@ -540,8 +545,7 @@ __device__ __forceinline__ void bwd_reverse_chunk(const SsmBwdParams& p, const T
           if (t + j >= len) continue;
           const bool is_c = o >= kOffC && Tr::kVarC;
           const int n = (is_c ? o - kOffC : o) >> 2;
-          const int idx = (n % Tr::kNSplit) * kVals + (is_c ? Slots::kFirstC : 0) +
-                          (n / Tr::kNSplit) * Slots::kStrideK + j;
+          const int idx = Slots::index(n, is_c, j);
           float sum = 0.0f;
 #pragma unroll
           for (int w = 0; w < kWarps; ++w) sum += buf[w * Tr::kNSplit * kVals + idx];
