@@ -144,12 +144,24 @@ void warp_scan_for_many_channels(const Context& x, BwdDefault& d) {
     // flags 0.538 against 0.581).
     const int per_block = channels_a_block(f, f.dstate <= 4 ? 8 : 16);
     // B/C rows of the chunk in shared memory: within the device's limit.
-    // Chunks of 128 at dstate 1 under 32 channels per SM (H100, the flags,
-    // saved states, ms, 256 against 128: (1, 2560, 2048, 1) bf16 0.1268 /
-    // 0.1112, (2, 1536, 2048, 1) bf16 0.1192 / 0.0996), 256 elsewhere
-    // ((2, 4096, 2048, 1) 0.2592 / 0.2689, (1, 1536, 4096, 2) fp32 0.1609 /
-    // 0.1953, (8, 768, 2048, 2) fp32 0.2425 / 0.2534).
-    const bool short_chunks = f.dstate == 1 && channels < 32 * x.sms;
+    // Chunks of 128 (72 to 80 registers a thread at dstate 1 to 3, sm_90:
+    // 3 blocks of 256 threads an SM) where the grid fits one wave at 3
+    // blocks an SM but not at 2, the residency of chunks of 256 (118 to 126
+    // registers); 256 elsewhere, where its 8 steps a lane pay. H100, the
+    // flags, saved states, ms, 256 against 128, inside that window: (3,
+    // 1024, 2048, 3) fp16 0.1578 / 0.1332, (1, 3072, 2048, 2) bf16 0.1637 /
+    // 0.1388, (2, 1536, 8192, 1) bf16 0.3712 / 0.2986, (1, 2560, 3000, 3)
+    // fp32 0.2644 / 0.2352, (5, 512, 1536, 3) bf16 0.1143 / 0.0963,
+    // (1, 2560, 2048, 1) bf16 0.1268 / 0.1112; below it (one wave either
+    // way) (2, 768, 2048, 2) bf16 0.0743 / 0.0901, (1, 1536, 4096, 2) fp32
+    // 0.1613 / 0.1967; above it (two waves or more either way)
+    // (1, 4096, 2048, 1) bf16 0.1606 / 0.1832, (4, 1024, 1536, 2) fp32
+    // 0.1369 / 0.1686, (8, 768, 2048, 2) fp32 0.2437 / 0.2552. Held out
+    // (bench/NOTES.md, version 38), this rule against the dstate-1 rule
+    // before it, 11 shapes: 1.14x to 1.24x faster at each, e.g. (3, 896,
+    // 8192, 2) bf16 0.4535 / 0.3642, (1, 1792, 4096, 1) bf16 0.1460 / 0.1192.
+    const int64_t ws_blocks = grid_blocks(f, per_block);
+    const bool short_chunks = f.dstate <= 3 && ws_blocks > 2 * x.sms && ws_blocks <= 3 * x.sms;
     const std::array<int, 2> chunks =
         short_chunks ? std::array<int, 2>{128, 256} : std::array<int, 2>{256, 128};
     for (int chunk : chunks) {
@@ -160,6 +172,9 @@ void warp_scan_for_many_channels(const Context& x, BwdDefault& d) {
                    " channels a block (" + std::to_string(channels) +
                    " channels, a warp each, fill the GPU; dstate " + std::to_string(f.dstate) +
                    ": faster than multipass there)";
+        if (short_chunks && chunk == 128)
+          d.reason += "; chunks of 128: " + std::to_string(ws_blocks) +
+                      " blocks fit one wave at 3 an SM, not at 2 (chunks of 256)";
         break;
       }
     }

@@ -327,12 +327,18 @@ TEST_CASE("the backward default scans dstate <= 3 over many channels, a warp a c
                         Want{64, 1024, 128, 2, kWs128}})
     for (DType t : {DType::kF32, DType::kBF16}) check_key(w, t);
   // Where a warp a channel fills the GPU from multipass: chunks of 128 at
-  // dstate 1 under 32 channels per SM, else 256.
+  // dstate 1 to 3 where the blocks of 8 channels fit one wave at 3 an SM but
+  // not at 2 (264 < blocks <= 396 on 132 SMs), else 256.
+  constexpr const char* kWs256 = "ws.K256.D8.fp32.t256.s1.fast";
   for (const Want& w : {Want{1, 2560, 2048, 1, kWs128}, Want{2, 1536, 2048, 1, kWs128},
-                        Want{2, 4096, 2048, 1, "ws.K256.D8.fp32.t256.s1.fast"},
-                        Want{1, 1536, 4096, 2, "ws.K256.D8.fp32.t256.s1.fast"},
-                        Want{8, 1536, 2048, 4, "ws.K256.D8.fp32.t256.s1.fast"}})
-    check_key(w, DType::kBF16);
+                        Want{3, 1024, 2048, 3, kWs128}, Want{1, 3072, 2048, 2, kWs128},
+                        Want{3, 768, 2048, 2, kWs128}, Want{1, 2120, 1000, 2, kWs128},
+                        Want{1, 3168, 4096, 3, kWs128}, Want{1, 2112, 2048, 1, kWs256},
+                        Want{1, 3176, 2048, 2, kWs256}, Want{2, 4096, 2048, 1, kWs256},
+                        Want{1, 4096, 2048, 1, kWs256}, Want{1, 1536, 4096, 2, kWs256},
+                        Want{8, 768, 2048, 2, kWs256}, Want{1, 3072, 2048, 4, kWs256},
+                        Want{8, 1536, 2048, 4, kWs256}})
+    for (DType t : {DType::kF32, DType::kBF16}) check_key(w, t);
   BwdProblem p;
   for (const auto& [b, d, l, n] :
        {std::array<int64_t, 4>{8, 2048, 64, 2}, std::array<int64_t, 4>{16, 2048, 512, 4}}) {
