@@ -54,12 +54,29 @@ int64_t grid_blocks(const FwdProblem& f, int d_step) {
 // threads x 4 bytes), at most.
 constexpr int64_t kHistoryBytes = int64_t{32} * 1024;
 
-// The sequential layout: lanes a channel, channels a block, chunk.
-BwdDefault chunked_layout(const Context& x, BwdAcc acc) {
-  const FwdProblem& f = x.f;
+// The sequential layout at `lanes` threads a channel: tile_channels
+// channels a block; chunk 16, halved while the chunk's fp32 history (chunk *
+// states per thread * threads) passes 32 KiB: 4 blocks of 128 threads per SM
+// at dstate 16, 2 beyond (fp64 takes the same chunk, within the device's
+// limit).
+BwdConfig lanes_a_channel(const Context& x, BwdAcc acc, int lanes) {
   BwdConfig c;
   c.acc = acc;
   c.exp = acc == BwdAcc::kF64 ? BwdExp::kAccurate : BwdExp::kFast;
+  c.n_split = lanes;
+  c.d_step = tile_channels(x.f, lanes);
+  c.threads = c.d_step * lanes;
+  c.chunk = 16;
+  const int64_t per = (x.f.dstate + lanes - 1) / lanes;
+  while (c.chunk > 4 && c.chunk * per * c.threads * 4 > kHistoryBytes) c.chunk /= 2;
+  while (c.chunk > 4 && x.max_shared_bytes != 0 && shared_bytes(x.p, c) > x.max_shared_bytes)
+    c.chunk /= 2;
+  return c;
+}
+
+// The sequential layout: lanes a channel, channels a block, chunk.
+BwdDefault chunked_layout(const Context& x, BwdAcc acc) {
+  const FwdProblem& f = x.f;
   // About 4 states per thread up to dstate 16, 8 beyond (registers: h, r,
   // dA and A twice per state). Fewer lanes per channel means fewer lane
   // reductions of the per-step sums over states; on the H200 at
@@ -72,7 +89,8 @@ BwdDefault chunked_layout(const Context& x, BwdAcc acc) {
   // Past dstate 32 at no power of 2 this leaves 9 to 16 states a thread. One lane more (H100,
   // the block's flags, saved states, ms) won at (8,1536,2048,48) bf16 6.998 -> 4.408 and
   // (8,1024,1024,40) fp16 1.657 -> 1.195 but lost at (4,2048,1024,56) fp32 1.623 -> 2.002,
-  // (4,1024,2048,100) bf16 4.537 -> 5.690 and (2,1024,1024,200) bf16 3.044 -> 3.685: no rule.
+  // (4,1024,2048,100) bf16 4.537 -> 5.690 and (2,1024,1024,200) bf16 3.044 -> 3.685: at dstate
+  // 33 to 48 only, a rule below (eight_lanes_at_dstate33_to_48).
   // Fewer than 256 blocks of 1 or 2 lanes a channel (dstate 5 to 16): 4 lanes,
   // twice the blocks and warps, before multipass or the warp scan. H100,
   // bf16 with the block's flags and saved states, ms, 4 lanes against the
@@ -82,20 +100,10 @@ BwdDefault chunked_layout(const Context& x, BwdAcc acc) {
   // 0.068 / 0.089. From 256 blocks the 2 lanes stay ((16,1536,2048,8):
   // seq.K16.D64.t128.s2.b3 1.176 against 4 lanes 1.204).
   if (s < 4 && f.dstate > 4 && f.dstate <= 16 && grid_blocks(f, tile_channels(f, s)) < 256) s = 4;
-  c.n_split = s;
-  const int d = tile_channels(f, s);
-  c.d_step = d;
-  c.threads = d * s;
-  // Chunk 16, halved while the chunk's fp32 history (chunk * states per
-  // thread * threads) passes 32 KiB: 4 blocks of 128 threads per SM at
-  // dstate 16, 2 beyond (fp64 takes the same chunk, within the device's limit).
-  c.chunk = 16;
+  const BwdConfig c = lanes_a_channel(x, acc, s);
   const int64_t per = (f.dstate + s - 1) / s;
-  while (c.chunk > 4 && c.chunk * per * c.threads * 4 > kHistoryBytes) c.chunk /= 2;
-  while (c.chunk > 4 && x.max_shared_bytes != 0 && shared_bytes(x.p, c) > x.max_shared_bytes)
-    c.chunk /= 2;
   std::string reason = "n_split " + std::to_string(s) + " (" + std::to_string(per) +
-                       " states per thread), d_step " + std::to_string(d) + " (" +
+                       " states per thread), d_step " + std::to_string(c.d_step) + " (" +
                        std::to_string(c.threads) +
                        " threads: fewer per-tile dB/dC partials), chunk " +
                        std::to_string(c.chunk) + " (history in shared memory)";
@@ -312,6 +320,51 @@ void warp_scan_at_dstate_le3(const Context& x, BwdDefault& d) {
   }
 }
 
+// dstate 33 to 48, where the chunked layout takes 4 lanes of 9 to 12
+// states at chunk 4 (252 registers at dstate 48, ptxas sm_90) and the sequential
+// kernel stays: 8 lanes of 5 or 6 states, 16 channels a block (128 threads),
+// chunk 8. H100, bf16 with the block's flags and saved states, ms, 4 lanes
+// against 8: (8, 1536, 2048, 48) 6.998 / 4.408, (9, 1536, 2048, 48) 8.67 /
+// 5.77 (the best of its tune; mamba_ssm 5.85); fp16 (8, 1024, 1024, 40)
+// 1.657 / 1.195. Not past dstate 48 (8 lanes of 7 states lost at (4, 2048,
+// 1024, 56) fp32, 1.623 / 2.002, and at dstate 100 and 200).
+void eight_lanes_at_dstate33_to_48(const Context& x, BwdDefault& d) {
+  BwdConfig& c = d.config;
+  const FwdProblem& f = x.f;
+  if (c.algo != BwdAlgo::kSequential || c.acc != BwdAcc::kF32 || f.dstate < 33 || f.dstate > 48 ||
+      c.n_split != 4)
+    return;
+  const BwdConfig eight = lanes_a_channel(x, c.acc, 8);
+  if (!check_config(x.p, eight, x.limit).is_ok()) return;
+  c = eight;
+  d.reason = "n_split 8 (" + std::to_string((f.dstate + 7) / 8) + " states per thread), d_step " +
+             std::to_string(c.d_step) + " (" + std::to_string(c.threads) + " threads), chunk " +
+             std::to_string(c.chunk) + " (dstate " + std::to_string(f.dstate) +
+             ": faster than 4 lanes of 9 to 12 states at chunk 4)";
+}
+
+// Multipass at dstate 33 to 48 over 4 lanes (9 to 12 states a thread):
+// chunk 8, not 4, where it fits. At chunk 4 the segment kernel spills 32
+// to 48 bytes at dstate 36, 44 and 48 (ptxas sm_90; none at 40), which the
+// tuner prunes; chunk 8 holds 232 registers without spilling. H100, fp16
+// with the block's flags and saved states, (2, 384, 8192, 48): chunk 4
+// 2.146 ms, chunk 8 1.561 (mamba_ssm 1.466).
+void multipass_chunk8_at_9_to_12_states(const Context& x, BwdDefault& d) {
+  BwdConfig& c = d.config;
+  const FwdProblem& f = x.f;
+  if (c.algo != BwdAlgo::kMultiPass || c.acc != BwdAcc::kF32 || f.dstate < 33 || f.dstate > 48 ||
+      c.n_split != 4 || c.chunk != 4)
+    return;
+  BwdConfig longer = c;
+  longer.chunk = 8;
+  const int64_t n_chunks = (f.seqlen + longer.chunk - 1) / longer.chunk;
+  longer.segments = static_cast<int>(std::min<int64_t>(c.segments, n_chunks / 2));
+  if (longer.segments < 2 || !check_config(x.p, longer, x.limit).is_ok()) return;
+  c = longer;
+  d.reason += "; chunk 8 (" + std::to_string((f.dstate + 3) / 4) +
+              " states a thread: chunk 4 spills registers)";
+}
+
 // The sequential kernel at 8 lanes a channel, up to 32 channels a block
 // (256 threads), chunk 16: 3 or 4 states a thread from dstate 17 to 32; c's
 // sums and exp.
@@ -473,6 +526,8 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   warp_scan_for_few_states(x, d);
   warp_scan_for_few_channels(x, d);
   warp_scan_at_dstate_le3(x, d);
+  eight_lanes_at_dstate33_to_48(x, d);
+  multipass_chunk8_at_9_to_12_states(x, d);
   eight_lanes_at_dstate17_to_31(x, d);
   eight_lanes_at_dstate32(x, d);
   longer_chunk_at_two_states(x, d);

@@ -427,6 +427,16 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
                               " channels fill the GPU; " + std::to_string(p.seqlen) +
                               " steps at dstate " + std::to_string(p.dstate) +
                               ": 2 threads a channel, chunks of 32 in a ring of 2"};
+    // dstate 4: 4 threads a channel (a state each) in blocks of 16, chunks
+    // of 32 in a ring of 2, not the kernel's own layout (a thread a channel
+    // in blocks of 64, a ring of 3: a quarter of the threads). H100, bf16 with the
+    // flags, (15, 2560, 512, 4): 0.118 ms (the best of a tune) against 0.267
+    // (mamba_ssm 0.139).
+    if (p.dstate == 4 && ring_fills)
+      if (const auto four = ring_of_2_pipelined(p, 4, max_shared_bytes))
+        return {*four, "pipelined: batch x dim = " + std::to_string(chains) +
+                           " channels fill the GPU; dstate 4: 4 threads a channel, chunks of "
+                           "32 in a ring of 2"};
     // Long enough for the ring to fill (16 chunks or more): the pipelined
     // kernel, whose compute warps never wait on memory. On the H200 at
     // dstate 16, side by side, its default took 0.212 ms to the sequential

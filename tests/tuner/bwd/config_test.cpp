@@ -410,6 +410,43 @@ TEST_CASE("the backward default spreads dstate 17 to 31 over 8 lanes where the g
   CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.n_split != 8);
 }
 
+TEST_CASE(
+    "the backward default spreads dstate 33 to 48 over 8 lanes where the sequential kernel "
+    "stays",
+    "[bwd]") {
+  // 5 or 6 states a thread, 16 channels a block, chunk 8, instead of 4 lanes
+  // of 9 to 12 states at chunk 4.
+  constexpr const char* kEightLanes = "seq.K8.D16.fp32.t128.s8.fast";
+  for (const Want& w : {Want{9, 1536, 2048, 48, kEightLanes}, Want{8, 1536, 2048, 48, kEightLanes},
+                        Want{8, 1024, 1024, 40, kEightLanes}, Want{4, 2048, 1024, 36, kEightLanes},
+                        Want{6, 1024, 2048, 44, kEightLanes}, Want{16, 768, 1024, 48, kEightLanes},
+                        Want{8, 1536, 1024, 40, kEightLanes}, Want{4, 1024, 4096, 34, kEightLanes},
+                        Want{2, 2048, 2048, 33, kEightLanes}})
+    for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) check_key(w, t);
+  // Not at dstate 32 or past 48 (8 lanes of 7 states or more lost there), nor
+  // with fp64 sums.
+  BwdProblem p;
+  p.fwd = testing::shape(8, 1536, 2048, 56, DType::kBF16);
+  CHECK(default_config(p, BwdAcc::kF32, 227 * 1024, 132).config.n_split == 4);
+  p.fwd = testing::shape(8, 1536, 2048, 48, DType::kBF16);
+  CHECK(default_config(p, BwdAcc::kF64, 227 * 1024, 132).config.n_split == 4);
+  // Multipass there (few blocks) keeps 4 lanes at chunk 8, not 4 (which
+  // spills), with the segments the chunk count allows.
+  for (int64_t n : {33, 36, 40, 44, 48}) {
+    p.fwd = testing::shape(2, 384, 8192, n, DType::kF16);
+    const BwdDefault d = default_config(p, BwdAcc::kF32, 227 * 1024, 132);
+    INFO(p.key() << ": " << d.config.key() << " " << d.reason);
+    CHECK(d.config.algo == BwdAlgo::kMultiPass);
+    CHECK(d.config.n_split == 4);
+    CHECK(d.config.chunk == 8);
+    CHECK(d.config.segments == 86);
+    CHECK(check_config(p, d.config, 227 * 1024).is_ok());
+  }
+  // Not with fp64 sums.
+  p.fwd = testing::shape(2, 384, 8192, 48, DType::kF16);
+  CHECK(default_config(p, BwdAcc::kF64, 227 * 1024, 132).config.chunk == 4);
+}
+
 TEST_CASE("the backward default scans few channels with several warps a channel", "[bwd]") {
   BwdProblem p;
   // mamba_ssm's test grid: (2, 4, seqlen, 8), fp32, with its flags.

@@ -183,6 +183,26 @@ TEST_CASE("dstate 4 and 8 from 20 channels per SM take the pipelined kernel, 4 t
   }
 }
 
+TEST_CASE("dstate 4 over channels that fill the GPU takes 4 threads a channel, a ring of 2",
+          "[tuner]") {
+  // From 256 channels per SM (a sequential thread pair each fills the GPU)
+  // where the ring of 32-step chunks fills (512 steps or more).
+  constexpr const char* kFour = "pipelined.K32.D16.fp32.t64.i2.s4.fast";
+  check_keys(
+      {Want{shape(15, 2560, 512, 4), kFour}, Want{shape(32, 2048, 1024, 4, DType::kF16), kFour},
+       Want{shape(16, 4096, 2048, 4, DType::kF32), kFour}, Want{shape(8, 8192, 4096, 4), kFour},
+       Want{shape(40, 1024, 768, 4, DType::kF32), kFour},
+       Want{shape(12, 3072, 8192, 4, DType::kF16), kFour}});
+  // Not under 512 steps, below 256 channels per SM (the rule above, chunks of
+  // 64), nor at dstate 3 or 5.
+  for (const FwdProblem& p : {shape(64, 1536, 256, 4), shape(16, 1536, 1024, 4, DType::kF16),
+                              shape(32, 2048, 1024, 3), shape(32, 2048, 1024, 5)}) {
+    const FwdDefaultChoice d = heuristic_default(p, kSms, kShared);
+    INFO(p.key() << " " << d.config.key() << ": " << d.reason);
+    CHECK(d.config.key() != std::string(kFour));
+  }
+}
+
 TEST_CASE("dstate 5 to 15 spread a channel's states over 2 or 4 threads", "[tuner]") {
   check_keys({// From 20 channels per SM, 1024 to 4096 steps (the small-state rule).
               Want{shape(8, 1536, 2048, 6), "pipelined.K32.D32.fp32.t64.i2.s2.fast"},
