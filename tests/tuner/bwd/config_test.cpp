@@ -417,11 +417,16 @@ TEST_CASE(
   // 5 or 6 states a thread, 16 channels a block, chunk 8, instead of 4 lanes
   // of 9 to 12 states at chunk 4.
   constexpr const char* kEightLanes = "seq.K8.D16.fp32.t128.s8.fast";
+  constexpr const char* kWarp = "ws.K256.D16.fp32.t512.s1.fast";
   for (const Want& w : {Want{9, 1536, 2048, 48, kEightLanes}, Want{8, 1536, 2048, 48, kEightLanes},
                         Want{8, 1024, 1024, 40, kEightLanes}, Want{4, 2048, 1024, 36, kEightLanes},
-                        Want{6, 1024, 2048, 44, kEightLanes}, Want{16, 768, 1024, 48, kEightLanes},
-                        Want{8, 1536, 1024, 40, kEightLanes}, Want{4, 1024, 4096, 34, kEightLanes},
-                        Want{2, 2048, 2048, 33, kEightLanes}})
+                        Want{12, 1024, 1024, 44, kEightLanes}, Want{16, 768, 1024, 48, kEightLanes},
+                        Want{8, 1536, 1024, 40, kEightLanes}, Want{16, 1024, 512, 34, kEightLanes},
+                        Want{2, 4096, 2048, 33, kEightLanes},
+                        // Under 256 blocks of 32 channels the warp scan (which replaced
+                        // multipass) stays.
+                        Want{6, 1024, 2048, 44, kWarp}, Want{4, 1024, 4096, 34, kWarp},
+                        Want{2, 2048, 2048, 33, kWarp}})
     for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) check_key(w, t);
   // Not at dstate 32 or past 48 (8 lanes of 7 states or more lost there), nor
   // with fp64 sums.
