@@ -90,7 +90,7 @@ BwdDefault chunked_layout(const Context& x, BwdAcc acc) {
   // the block's flags, saved states, ms) won at (8,1536,2048,48) bf16 6.998 -> 4.408 and
   // (8,1024,1024,40) fp16 1.657 -> 1.195 but lost at (4,2048,1024,56) fp32 1.623 -> 2.002,
   // (4,1024,2048,100) bf16 4.537 -> 5.690 and (2,1024,1024,200) bf16 3.044 -> 3.685: at dstate
-  // 33 to 48 only, a rule below (eight_lanes_at_dstate33_to_48).
+  // 40 to 48 only, a rule below (eight_lanes_at_dstate40_to_48).
   // Fewer than 256 blocks of 1 or 2 lanes a channel (dstate 5 to 16): 4 lanes,
   // twice the blocks and warps, before multipass or the warp scan. H100,
   // bf16 with the block's flags and saved states, ms, 4 lanes against the
@@ -320,15 +320,19 @@ void warp_scan_at_dstate_le3(const Context& x, BwdDefault& d) {
   }
 }
 
-// dstate 33 to 48, where the chunked layout takes 4 lanes of 9 to 12
-// states at chunk 4 (252 registers at dstate 48, ptxas sm_90) and the sequential
-// kernel stays: 8 lanes of 5 or 6 states, 16 channels a block (128 threads),
-// chunk 8. H100, bf16 with the block's flags and saved states, ms, 4 lanes
-// against 8: (8, 1536, 2048, 48) 6.998 / 4.408, (9, 1536, 2048, 48) 8.67 /
-// 5.77 (the best of its tune; mamba_ssm 5.85); fp16 (8, 1024, 1024, 40)
-// 1.657 / 1.195. Not past dstate 48 (8 lanes of 7 states lost at (4, 2048,
-// 1024, 56) fp32, 1.623 / 2.002, and at dstate 100 and 200).
-void eight_lanes_at_dstate33_to_48(const Context& x, BwdDefault& d) {
+// dstate 40 to 48, where the chunked layout takes 4 lanes of 10 to 12
+// states at chunk 4 (252 registers at dstate 48, ptxas sm_90) and the
+// sequential kernel stays: 8 lanes of 5 or 6 states, 16 channels a block
+// (128 threads), chunk 8. The block's flags, saved states, ms, 4 lanes
+// against 8: H100, (8, 1536, 2048, 48) bf16 6.998 / 4.408, (9, 1536, 2048,
+// 48) bf16 8.67 / 5.77 (the best of its tune; mamba_ssm 5.85), (8, 1024,
+// 1024, 40) fp16 1.657 / 1.195; held out on the H200 (bench/NOTES.md,
+// version 39), (16, 768, 1024, 48) fp16 3.514 / 2.199, (8, 1536, 1024, 40)
+// fp32 2.718 / 1.829, (12, 1024, 1024, 44) bf16 3.396 / 2.782. Not below:
+// (4, 2048, 1024, 36) fp16 1.613 / 1.907, (2, 4096, 2048, 33) bf16 3.300 /
+// 4.063, (16, 1024, 512, 34) fp32 1.344 / 1.320 (H200); nor past 48 (H100:
+// (4, 2048, 1024, 56) fp32 1.623 / 2.002, and at dstate 100 and 200).
+void eight_lanes_at_dstate40_to_48(const Context& x, BwdDefault& d) {
   BwdConfig& c = d.config;
   const FwdProblem& f = x.f;
   if (c.algo != BwdAlgo::kSequential || c.acc != BwdAcc::kF32 || f.dstate < 33 || f.dstate > 48 ||
@@ -340,15 +344,17 @@ void eight_lanes_at_dstate33_to_48(const Context& x, BwdDefault& d) {
   d.reason = "n_split 8 (" + std::to_string((f.dstate + 7) / 8) + " states per thread), d_step " +
              std::to_string(c.d_step) + " (" + std::to_string(c.threads) + " threads), chunk " +
              std::to_string(c.chunk) + " (dstate " + std::to_string(f.dstate) +
-             ": faster than 4 lanes of 9 to 12 states at chunk 4)";
+             ": faster than 4 lanes of 10 to 12 states at chunk 4)";
 }
 
 // Multipass at dstate 33 to 48 over 4 lanes (9 to 12 states a thread):
 // chunk 8, not 4, where it fits. At chunk 4 the segment kernel spills 32
 // to 48 bytes at dstate 36, 44 and 48 (ptxas sm_90; none at 40), which the
-// tuner prunes; chunk 8 holds 232 registers without spilling. H100, fp16
-// with the block's flags and saved states, (2, 384, 8192, 48): chunk 4
-// 2.146 ms, chunk 8 1.561 (mamba_ssm 1.466).
+// tuner prunes; chunk 8 holds 232 registers without spilling. The block's
+// flags, saved states, ms, chunk 4 against 8: H100, (2, 384, 8192, 48) fp16
+// 2.146 / 1.561 (mamba_ssm 1.466); held out on the H200 (bench/NOTES.md,
+// version 39), (2, 512, 8192, 44) bf16 2.242 / 1.567, (1, 768, 4096, 36)
+// fp16 0.789 / 0.561, (4, 256, 2048, 40) fp32 0.472 / 0.388.
 void multipass_chunk8_at_9_to_12_states(const Context& x, BwdDefault& d) {
   BwdConfig& c = d.config;
   const FwdProblem& f = x.f;
@@ -526,7 +532,7 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   warp_scan_for_few_states(x, d);
   warp_scan_for_few_channels(x, d);
   warp_scan_at_dstate_le3(x, d);
-  eight_lanes_at_dstate33_to_48(x, d);
+  eight_lanes_at_dstate40_to_48(x, d);
   multipass_chunk8_at_9_to_12_states(x, d);
   eight_lanes_at_dstate17_to_31(x, d);
   eight_lanes_at_dstate32(x, d);

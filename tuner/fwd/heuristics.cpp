@@ -429,9 +429,13 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
                               ": 2 threads a channel, chunks of 32 in a ring of 2"};
     // dstate 4: 4 threads a channel (a state each) in blocks of 16, chunks
     // of 32 in a ring of 2, not the kernel's own layout (a thread a channel
-    // in blocks of 64, a ring of 3: a quarter of the threads). H100, bf16 with the
-    // flags, (15, 2560, 512, 4): 0.118 ms (the best of a tune) against 0.267
-    // (mamba_ssm 0.139).
+    // in blocks of 64, a ring of 3: a quarter of the threads). With the
+    // flags, ms, the kernel's own layout against this one: H100, bf16 (15,
+    // 2560, 512, 4) 0.267 / 0.118 (the best of a tune; mamba_ssm 0.139);
+    // held out on the H200 (bench/NOTES.md, version 39), fp16 (32, 2048,
+    // 1024, 4) 0.840 / 0.356, (12, 3072, 8192, 4) 4.122 / 1.642; fp32 (16,
+    // 4096, 2048, 4) 2.118 / 0.819, (40, 1024, 768, 4) 0.504 / 0.193; bf16
+    // (24, 2048, 512, 4) 0.320 / 0.144, (8, 8192, 4096, 4) 3.279 / 1.420.
     if (p.dstate == 4 && ring_fills)
       if (const auto four = ring_of_2_pipelined(p, 4, max_shared_bytes))
         return {*four, "pipelined: batch x dim = " + std::to_string(chains) +

@@ -415,11 +415,12 @@ TEST_CASE(
     "stays",
     "[bwd]") {
   // 5 or 6 states a thread, 16 channels a block, chunk 8, instead of 4 lanes
-  // of 9 to 12 states at chunk 4.
+  // of 10 to 12 states at chunk 4 (which stay at dstate 33 to 39).
   constexpr const char* kEightLanes = "seq.K8.D16.fp32.t128.s8.fast";
+  constexpr const char* kFourLanes = "seq.K4.D32.fp32.t128.s4.fast";
   constexpr const char* kWarp = "ws.K256.D16.fp32.t512.s1.fast";
   for (const Want& w : {Want{9, 1536, 2048, 48, kEightLanes}, Want{8, 1536, 2048, 48, kEightLanes},
-                        Want{8, 1024, 1024, 40, kEightLanes}, Want{4, 2048, 1024, 36, kEightLanes},
+                        Want{8, 1024, 1024, 40, kEightLanes}, Want{4, 2048, 1024, 36, kFourLanes},
                         Want{12, 1024, 1024, 44, kEightLanes}, Want{16, 768, 1024, 48, kEightLanes},
                         Want{8, 1536, 1024, 40, kEightLanes}, Want{16, 1024, 512, 34, kEightLanes},
                         Want{2, 4096, 2048, 33, kEightLanes},
