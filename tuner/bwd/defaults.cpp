@@ -335,7 +335,7 @@ void warp_scan_at_dstate_le3(const Context& x, BwdDefault& d) {
 void eight_lanes_at_dstate40_to_48(const Context& x, BwdDefault& d) {
   BwdConfig& c = d.config;
   const FwdProblem& f = x.f;
-  if (c.algo != BwdAlgo::kSequential || c.acc != BwdAcc::kF32 || f.dstate < 33 || f.dstate > 48 ||
+  if (c.algo != BwdAlgo::kSequential || c.acc != BwdAcc::kF32 || f.dstate < 40 || f.dstate > 48 ||
       c.n_split != 4)
     return;
   const BwdConfig eight = lanes_a_channel(x, c.acc, 8);
@@ -368,7 +368,7 @@ void multipass_chunk8_at_9_to_12_states(const Context& x, BwdDefault& d) {
   if (longer.segments < 2 || !check_config(x.p, longer, x.limit).is_ok()) return;
   c = longer;
   d.reason += "; chunk 8 (" + std::to_string((f.dstate + 3) / 4) +
-              " states a thread: chunk 4 spills registers)";
+              " states a thread: faster than chunk 4, which spills at some dstates)";
 }
 
 // The sequential kernel at 8 lanes a channel, up to 32 channels a block
