@@ -348,8 +348,9 @@ void eight_lanes_at_dstate40_to_48(const Context& x, BwdDefault& d) {
 }
 
 // Multipass at dstate 33 to 48 over 4 lanes (9 to 12 states a thread):
-// chunk 8, not 4, where it fits. At chunk 4 the segment kernel spills 32
-// to 48 bytes at dstate 36, 44 and 48 (ptxas sm_90; none at 40), which the
+// chunk 8, not 4, where it fits. At chunk 4 the chunk kernel (254
+// registers) stores 32 to 48 bytes of spills at dstate 36, 44 and 48 (88 to
+// 136 with the loads; ptxas sm_90, fp16 with the flags; none at 40), which the
 // tuner prunes; chunk 8 holds 232 registers without spilling. The block's
 // flags, saved states, ms, chunk 4 against 8: H100, (2, 384, 8192, 48) fp16
 // 2.146 / 1.561 (mamba_ssm 1.466); held out on the H200 (bench/NOTES.md,
