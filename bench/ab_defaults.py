@@ -181,10 +181,14 @@ def main(argv=None):
     for shape in args.shape:
         print(f"{shape.label()} ...", file=sys.stderr, flush=True)
         records.append(compare(shape, args, env))
+        # Each shape's row and the records so far as they come: a run cut off by a time
+        # limit keeps the shapes it finished.
+        print(table(records[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"seed": args.seed, "flags": args.flags, "records": records}, f,
+                          indent=1)
     print(table(records))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"seed": args.seed, "flags": args.flags, "records": records}, f, indent=1)
     bad = failures(records)
     for shape, key, status in bad:
         print(f"not ok: {shape} {key}: {status}", file=sys.stderr)
