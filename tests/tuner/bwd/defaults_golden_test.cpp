@@ -38,12 +38,17 @@ std::vector<BwdProblem> problems() {
                           {1, 8192, 1},  {2, 128, 1},  {8, 1024, 1},  {4, 768, 1}};
   std::vector<BwdProblem> out;
   int i = 0;
+  // The i-th problem's sizes: its shape cycles through the list above.
+  auto sized = [&](int64_t l, int64_t n, DType t) {
+    const Shape& s = shapes[(i * 5) % std::size(shapes)];
+    BwdProblem p;
+    p.fwd = testing::shape(s.batch, s.dim, l, n, t, s.groups);
+    return p;
+  };
   for (DType t : dtypes)
     for (int64_t n : dstates)
       for (int64_t l : seqlens) {
-        const Shape& s = shapes[(i * 5) % std::size(shapes)];
-        BwdProblem p;
-        p.fwd = testing::shape(s.batch, s.dim, l, n, t, s.groups);
+        BwdProblem p = sized(l, n, t);
         const int f = i % 7;
         p.fwd.variable_b = f != 1 && f != 3;
         p.fwd.variable_c = f != 2 && f != 3;
@@ -58,9 +63,7 @@ std::vector<BwdProblem> problems() {
   for (DType t : dtypes)
     for (int64_t n : {40, 48})
       for (int64_t l : {7, 256, 1000, 2048, 4096, 8192, 16384}) {
-        const Shape& s = shapes[(i * 5) % std::size(shapes)];
-        BwdProblem p;
-        p.fwd = testing::shape(s.batch, s.dim, l, n, t, s.groups);
+        BwdProblem p = sized(l, n, t);
         p.fwd.has_d = p.fwd.has_z = p.fwd.has_delta_bias = p.fwd.delta_softplus = i % 2 == 0;
         out.push_back(p);
         ++i;
