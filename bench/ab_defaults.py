@@ -12,6 +12,10 @@ same templates in both builds, so one process times both without a second start-
         --shape fwd:32,2048,1024,4,fp16 --shape bwd:12,1024,1024,44,bf16 \\
         --shape "bwd:6,1024,2048,44,bf16+seq.K8.D16.fp32.t128.s8.fast" --json ab.json
 
+With --kernels (a change to the kernels' templates, not to the defaults) each config is timed
+by both binaries instead: each run times every config with A's `bench` and with B's, the two
+reversed each run. Their cubins differ: the compile cache's key holds the templates' hash.
+
 Shapes are FAMILY:BATCH,DIM,SEQLEN,DSTATE,DTYPE, then +CONFIG for each extra config to time.
 The block's flags (D, z, delta_bias, softplus) are on unless --flags off; the backward is timed
 given the forward's saved states (training). Prints a markdown table; exits 1 when any config
@@ -118,14 +122,42 @@ def compare(shape, args, env):
     runs = []
     for r in range(args.runs):
         order = keys if r % 2 == 0 else list(reversed(keys))
-        runs.append(time_configs(args.timer, shape, args.flags == "on", order, args.seed,
-                                 args.target_ms, env))
+        if args.kernels:
+            builds = [("a", args.a), ("b", args.b)]
+            runs.append({tag: time_configs(binary, shape, args.flags == "on", order, args.seed,
+                                           args.target_ms, env)
+                         for tag, binary in (builds if r % 2 == 0 else builds[::-1])})
+        else:
+            runs.append(time_configs(args.timer, shape, args.flags == "on", order, args.seed,
+                                     args.target_ms, env))
     return {"family": shape.family, "shape": list(shape.sizes), "dtype": shape.dtype,
             "a": ka, "a_why": why_a, "b": kb, "b_why": why_b, "extras": shape.extras,
-            "runs": runs}
+            "kernels": args.kernels, "runs": runs}
+
+
+def label_of(rec):
+    return f"{rec['family']} ({', '.join(map(str, rec['shape']))}) {rec['dtype']}"
+
+
+def kernel_table(records):
+    """--kernels: a row per (shape, config), its times from A's build and from B's."""
+    lines = ["| shape | config | A ms | B ms | B / A |", "| --- | --- | --- | --- | --- |"]
+    for rec in records:
+        if rec["a"] is None or rec["b"] is None:
+            lines.append(f"| {label_of(rec)} | {rec['a_why'] if rec['a'] is None else rec['b_why']}"
+                         " | - | - | - |")
+        keys = dict.fromkeys(k for k in [rec["a"], rec["b"], *rec["extras"]] if k)
+        for key in keys:
+            a = [run["a"].get(key, {}).get("median_ms") for run in rec["runs"]]
+            b = [run["b"].get(key, {}).get("median_ms") for run in rec["runs"]]
+            ratio = f"{best(b) / best(a):.3f}" if best(a) and best(b) else "-"
+            lines.append(f"| {label_of(rec)} | {key} | {fmt_ms(a)} | {fmt_ms(b)} | {ratio} |")
+    return "\n".join(lines)
 
 
 def table(records):
+    if records and records[0].get("kernels"):
+        return kernel_table(records)
     lines = ["| shape | A default | B default | A ms | B ms | B / A | extras |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for rec in records:
@@ -136,7 +168,7 @@ def table(records):
         if rec["a"] == rec["b"]:
             ratio = "same config"
         extras = "; ".join(f"{k} {fmt_ms(ms(k))}" for k in rec["extras"])
-        label = f"{rec['family']} ({', '.join(map(str, rec['shape']))}) {rec['dtype']}"
+        label = label_of(rec)
         lines.append(f"| {label} | {rec['a'] or rec['a_why']} | {rec['b'] or rec['b_why']} | "
                      f"{fmt_ms(ms(rec['a']))} | {fmt_ms(ms(rec['b']))} | {ratio} | {extras} |")
     return "\n".join(lines)
@@ -149,9 +181,10 @@ def failures(records):
         if rec["a"] is None or rec["b"] is None:
             out.append((rec["shape"], None, rec["a_why"] if rec["a"] is None else rec["b_why"]))
         for run in rec["runs"]:
-            for key, res in run.items():
-                if res.get("status") != "ok":
-                    out.append((rec["shape"], key, res.get("status")))
+            for timed in (run.values() if rec.get("kernels") else [run]):
+                for key, res in timed.items():
+                    if res.get("status") != "ok":
+                        out.append((rec["shape"], key, res.get("status")))
     return out
 
 
@@ -160,6 +193,8 @@ def main(argv=None):
     p.add_argument("--a", required=True, help="the baseline ssmtune binary (e.g. main's)")
     p.add_argument("--b", required=True, help="the changed ssmtune binary")
     p.add_argument("--timer", default=None, help="the binary that times (default: --b)")
+    p.add_argument("--kernels", action="store_true",
+                   help="time each config with both binaries (a template change)")
     p.add_argument("--shape", type=parse_shape, action="append", required=True,
                    help="FAMILY:BATCH,DIM,SEQLEN,DSTATE,DTYPE[+CONFIG...] (repeat)")
     p.add_argument("--flags", default="on", choices=("on", "off"),
@@ -169,6 +204,8 @@ def main(argv=None):
     p.add_argument("--target-ms", type=float, default=300.0, help="bench's timed ms a config")
     p.add_argument("--json", default=None, help="write the records here")
     args = p.parse_args(argv)
+    if args.kernels and args.timer:
+        p.error("--kernels times with both binaries: no --timer")
     args.timer = args.timer or args.b
     if args.runs < 1:
         p.error("--runs must be at least 1")
@@ -183,7 +220,7 @@ def main(argv=None):
         records.append(compare(shape, args, env))
         # Each shape's row and the records so far as they come: a run cut off by a time
         # limit keeps the shapes it finished.
-        print(table(records[-1:]).splitlines()[-1], file=sys.stderr, flush=True)
+        print("\n".join(table(records[-1:]).splitlines()[2:]), file=sys.stderr, flush=True)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"seed": args.seed, "flags": args.flags, "records": records}, f,

@@ -21,7 +21,8 @@ DEFAULTS = {defaults}
 TIMES = {times}
 argv = sys.argv[1:]
 with open({log!r}, "a") as f:
-    f.write(json.dumps({{"argv": argv, "db": os.environ.get("SSMTUNE_DB")}}) + "\\n")
+    f.write(json.dumps({{"argv": argv, "db": os.environ.get("SSMTUNE_DB"),
+                        "bin": os.path.basename(sys.argv[0])}}) + "\\n")
 dstate = int(argv[argv.index("--dstate") + 1])
 if argv[0] == "explain":
     print(json.dumps([{{"config": DEFAULTS[str(dstate)], "why": "rule " + str(dstate)}}]))
@@ -117,3 +118,29 @@ def test_a_binary_that_cannot_explain_is_reported(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "exit 6: no CUDA driver" in captured.out
     assert "not ok" in captured.err
+
+
+def test_kernels_mode_times_each_config_with_both_builds_in_alternating_order(tmp_path, capsys):
+    # The same defaults in both builds (a template change); B's kernels faster.
+    a, log = fake(tmp_path, "a", {"16": "seq.K16"}, {"seq.K16": 1.0, "extra.K8": 2.0})
+    b, _ = fake(tmp_path, "b", {"16": "seq.K16"}, {"seq.K16": 0.9, "extra.K8": 2.2})
+    rc = ab_defaults.main(["--a", a, "--b", b, "--kernels", "--shape",
+                           "bwd:8,1536,2048,16,bf16+extra.K8", "--runs", "3"])
+    assert rc == 0
+    captured = capsys.readouterr()
+    assert "| bwd (8, 1536, 2048, 16) bf16 | seq.K16 | 1.0000 / 1.0000 / 1.0000 | " \
+           "0.9000 / 0.9000 / 0.9000 | 0.900 |" in captured.out
+    assert "| bwd (8, 1536, 2048, 16) bf16 | extra.K8 | 2.0000 / 2.0000 / 2.0000 | " \
+           "2.2000 / 2.2000 / 2.2000 | 1.100 |" in captured.out
+    # Each run: both builds, each timing every config, the builds' order reversed each run.
+    benches = [(c["bin"], c["argv"]) for c in calls(log) if c["argv"][0] == "bench"]
+    assert [bin_ for bin_, _ in benches] == ["a", "b", "b", "a", "a", "b"]
+    assert all(sorted(x for i, x in enumerate(v) if i and v[i - 1] == "--config") ==
+               ["extra.K8", "seq.K16"] for _, v in benches)
+
+
+def test_kernels_mode_takes_no_timer(tmp_path):
+    a, _ = fake(tmp_path, "a", {"16": "seq.K16"}, TIMES)
+    with pytest.raises(SystemExit):
+        ab_defaults.main(["--a", a, "--b", a, "--timer", a, "--kernels", "--shape",
+                          "bwd:2,64,256,16,fp32"])
