@@ -114,12 +114,20 @@ BwdDefault chunked_layout(const Context& x, BwdAcc acc) {
 // about 2048 blocks of at least 2 chunks each. On the H200, exhaustive
 // tunes: (8, 256, 1024, 4) fp32 0.123 ms at 32 segments (8: 0.157; with the block's flags
 // 0.163 against 0.236), (2, 64, 4096, 16) fp32 0.106 at 32 or 128 (8: 0.325).
+// Multipass segments for c's blocks: up to about 2048 blocks in all, at
+// least 2 chunks each (0 or 1: too few chunks to split).
+int64_t multipass_segments(const FwdProblem& f, const BwdConfig& c) {
+  const int64_t blocks = grid_blocks(f, c.d_step);
+  const int64_t n_chunks = (f.seqlen + c.chunk - 1) / c.chunk;
+  return std::min<int64_t>({n_chunks / 2, (2048 + blocks - 1) / blocks, 65535});
+}
+
 void multipass_for_few_blocks(const Context& x, BwdDefault& d) {
   BwdConfig& c = d.config;
   const int64_t blocks = grid_blocks(x.f, c.d_step);
   const int64_t n_chunks = (x.f.seqlen + c.chunk - 1) / c.chunk;
   if (blocks < 256 && n_chunks >= 8) {
-    int64_t segments = std::min<int64_t>({n_chunks / 2, (2048 + blocks - 1) / blocks, 65535});
+    const int64_t segments = multipass_segments(x.f, c);
     if (segments >= 2) {
       c.algo = BwdAlgo::kMultiPass;
       c.segments = static_cast<int>(segments);
@@ -127,6 +135,33 @@ void multipass_for_few_blocks(const Context& x, BwdDefault& d) {
                   std::to_string(blocks) + " blocks alone would leave the GPU idle)";
     }
   }
+}
+
+// Multipass at dstate 17 to 31 over 2 lanes (9 to 16 states a thread): 4
+// lanes of 5 to 8, 32 channels a block. The chunk kernel of 2 lanes holds 253
+// to 255 registers there and spills 60 to 808 bytes at dstate 17, 25 and 27
+// to 31 (ptxas sm_90, bf16 with the flags and the last state); 4 lanes take
+// 154 to 220 and spill nothing. Held out on an H100 (saved states, the
+// block's flags, ms, 2 lanes / 4): (2,128,2048,31) bf16 0.208 / 0.124,
+// (4,256,1024,25) fp16 0.253 / 0.201, (1,512,4096,28) fp32 0.411 / 0.263,
+// (8,96,2048,30) bf16 0.422 / 0.306, (2,256,2048,22) bf16 0.257 / 0.204,
+// (2,384,4096,17) fp16 0.457 / 0.370.
+void multipass_four_lanes_at_dstate17_to_31(const Context& x, BwdDefault& d) {
+  BwdConfig& c = d.config;
+  const FwdProblem& f = x.f;
+  if (c.algo != BwdAlgo::kMultiPass || c.acc != BwdAcc::kF32 || f.dstate < 17 || f.dstate > 31 ||
+      c.n_split != 2)
+    return;
+  BwdConfig four = lanes_a_channel(x, c.acc, 4);
+  four.algo = BwdAlgo::kMultiPass;
+  const int64_t segments = multipass_segments(f, four);
+  four.segments = static_cast<int>(segments);
+  if (segments < 2 || !check_config(x.p, four, x.limit).is_ok()) return;
+  c = four;
+  d.reason = "n_split 4 (" + std::to_string((f.dstate + 3) / 4) + " states per thread), d_step " +
+             std::to_string(c.d_step) + ", chunk " + std::to_string(c.chunk) + "; multipass over " +
+             std::to_string(segments) + " segments (" + std::to_string(grid_blocks(f, c.d_step)) +
+             " blocks alone would leave the GPU idle; 2 lanes of up to 16 states spill)";
 }
 
 // The warp scan instead of multipass where it measured faster (H200,
@@ -533,6 +568,7 @@ BwdDefault default_config(const BwdProblem& p, BwdAcc acc, size_t max_shared_byt
   warp_scan_for_few_states(x, d);
   warp_scan_for_few_channels(x, d);
   warp_scan_at_dstate_le3(x, d);
+  multipass_four_lanes_at_dstate17_to_31(x, d);
   eight_lanes_at_dstate40_to_48(x, d);
   multipass_chunk8_at_9_to_12_states(x, d);
   eight_lanes_at_dstate17_to_31(x, d);
