@@ -6,6 +6,7 @@
 #include <array>
 #include <iomanip>
 #include <sstream>
+#include <string>
 
 #include "ssm/bwd/bwd_params.cuh"
 #include "tuner/bwd/config.h"
@@ -74,6 +75,20 @@ BwdConfig lanes_a_channel(const Context& x, BwdAcc acc, int lanes) {
   return c;
 }
 
+// The guard of the band rules below: c runs `algo` with fp32 sums over
+// `lanes` lanes a channel, at a dstate from lo to hi.
+bool in_band(const Context& x, const BwdConfig& c, BwdAlgo algo, int lo, int hi, int lanes) {
+  return c.algo == algo && c.acc == BwdAcc::kF32 && x.f.dstate >= lo && x.f.dstate <= hi &&
+         c.n_split == lanes;
+}
+
+// "n_split L (S states per thread), d_step D": the start of a reason.
+std::string lanes_reason(const FwdProblem& f, const BwdConfig& c) {
+  return "n_split " + std::to_string(c.n_split) + " (" +
+         std::to_string((f.dstate + c.n_split - 1) / c.n_split) + " states per thread), d_step " +
+         std::to_string(c.d_step);
+}
+
 // The sequential layout: lanes a channel, channels a block, chunk.
 BwdDefault chunked_layout(const Context& x, BwdAcc acc) {
   const FwdProblem& f = x.f;
@@ -101,10 +116,7 @@ BwdDefault chunked_layout(const Context& x, BwdAcc acc) {
   // seq.K16.D64.t128.s2.b3 1.176 against 4 lanes 1.204).
   if (s < 4 && f.dstate > 4 && f.dstate <= 16 && grid_blocks(f, tile_channels(f, s)) < 256) s = 4;
   const BwdConfig c = lanes_a_channel(x, acc, s);
-  const int64_t per = (f.dstate + s - 1) / s;
-  std::string reason = "n_split " + std::to_string(s) + " (" + std::to_string(per) +
-                       " states per thread), d_step " + std::to_string(c.d_step) + " (" +
-                       std::to_string(c.threads) +
+  std::string reason = lanes_reason(f, c) + " (" + std::to_string(c.threads) +
                        " threads: fewer per-tile dB/dC partials), chunk " +
                        std::to_string(c.chunk) + " (history in shared memory)";
   return {c, reason};
@@ -149,17 +161,14 @@ void multipass_for_few_blocks(const Context& x, BwdDefault& d) {
 void multipass_four_lanes_at_dstate17_to_31(const Context& x, BwdDefault& d) {
   BwdConfig& c = d.config;
   const FwdProblem& f = x.f;
-  if (c.algo != BwdAlgo::kMultiPass || c.acc != BwdAcc::kF32 || f.dstate < 17 || f.dstate > 31 ||
-      c.n_split != 2)
-    return;
+  if (!in_band(x, c, BwdAlgo::kMultiPass, 17, 31, 2)) return;
   BwdConfig four = lanes_a_channel(x, c.acc, 4);
   four.algo = BwdAlgo::kMultiPass;
   const int64_t segments = multipass_segments(f, four);
   four.segments = static_cast<int>(segments);
   if (segments < 2 || !check_config(x.p, four, x.limit).is_ok()) return;
   c = four;
-  d.reason = "n_split 4 (" + std::to_string((f.dstate + 3) / 4) + " states per thread), d_step " +
-             std::to_string(c.d_step) + ", chunk " + std::to_string(c.chunk) + "; multipass over " +
+  d.reason = lanes_reason(f, c) + ", chunk " + std::to_string(c.chunk) + "; multipass over " +
              std::to_string(segments) + " segments (" + std::to_string(grid_blocks(f, c.d_step)) +
              " blocks alone would leave the GPU idle; 2 lanes of up to 16 states spill)";
 }
@@ -370,14 +379,11 @@ void warp_scan_at_dstate_le3(const Context& x, BwdDefault& d) {
 void eight_lanes_at_dstate40_to_48(const Context& x, BwdDefault& d) {
   BwdConfig& c = d.config;
   const FwdProblem& f = x.f;
-  if (c.algo != BwdAlgo::kSequential || c.acc != BwdAcc::kF32 || f.dstate < 40 || f.dstate > 48 ||
-      c.n_split != 4)
-    return;
+  if (!in_band(x, c, BwdAlgo::kSequential, 40, 48, 4)) return;
   const BwdConfig eight = lanes_a_channel(x, c.acc, 8);
   if (!check_config(x.p, eight, x.limit).is_ok()) return;
   c = eight;
-  d.reason = "n_split 8 (" + std::to_string((f.dstate + 7) / 8) + " states per thread), d_step " +
-             std::to_string(c.d_step) + " (" + std::to_string(c.threads) + " threads), chunk " +
+  d.reason = lanes_reason(f, c) + " (" + std::to_string(c.threads) + " threads), chunk " +
              std::to_string(c.chunk) + " (dstate " + std::to_string(f.dstate) +
              ": faster than 4 lanes of 10 to 12 states at chunk 4)";
 }
@@ -394,9 +400,7 @@ void eight_lanes_at_dstate40_to_48(const Context& x, BwdDefault& d) {
 void multipass_chunk8_at_9_to_12_states(const Context& x, BwdDefault& d) {
   BwdConfig& c = d.config;
   const FwdProblem& f = x.f;
-  if (c.algo != BwdAlgo::kMultiPass || c.acc != BwdAcc::kF32 || f.dstate < 33 || f.dstate > 48 ||
-      c.n_split != 4 || c.chunk != 4)
-    return;
+  if (!in_band(x, c, BwdAlgo::kMultiPass, 33, 48, 4) || c.chunk != 4) return;
   BwdConfig longer = c;
   longer.chunk = 8;
   const int64_t n_chunks = (f.seqlen + longer.chunk - 1) / longer.chunk;
@@ -459,10 +463,8 @@ void eight_lanes_at_dstate17_to_31(const Context& x, BwdDefault& d) {
   const std::string before =
       warp_a_channel ? "the warp scan" : "2 lanes of 9 to 16 states at chunk 4";
   c = eight;
-  d.reason = "n_split 8 (" + std::to_string((f.dstate + 7) / 8) +
-             " states per thread), d_step 32 (256 threads), chunk 16 (dstate " +
-             std::to_string(f.dstate) + ", " + std::to_string(blocks) + " blocks: faster than " +
-             before + ")";
+  d.reason = lanes_reason(f, c) + " (256 threads), chunk 16 (dstate " + std::to_string(f.dstate) +
+             ", " + std::to_string(blocks) + " blocks: faster than " + before + ")";
 }
 
 // dstate 32: 4 states a thread over 8 lanes, 32 channels a block (256
@@ -480,8 +482,7 @@ void eight_lanes_at_dstate32(const Context& x, BwdDefault& d) {
   const FwdProblem& f = x.f;
   const int sm_count = x.sm_count;
   const int64_t blocks = grid_blocks(f, c.d_step);
-  if (c.algo == BwdAlgo::kSequential && c.acc == BwdAcc::kF32 && f.dstate == 32 && c.n_split == 4 &&
-      c.d_step == 32 && sm_count > 0) {
+  if (in_band(x, c, BwdAlgo::kSequential, 32, 32, 4) && c.d_step == 32 && sm_count > 0) {
     const bool one_wave_of_3 = blocks > 2 * int64_t{sm_count} && blocks <= 3 * int64_t{sm_count};
     const BwdConfig four = eight_lanes(f, c);
     if (!one_wave_of_3 && check_config(x.p, four, x.limit).is_ok()) {
