@@ -189,7 +189,14 @@ def main(argv=None):
                    help="events: CUDA events around each call (host included where it is "
                         "slower); kernels: the GPU work's summed durations (torch.profiler)")
     p.add_argument("--json", default="bench_compare_bwd.json")
+    p.add_argument("--table", default=None, metavar="JSON",
+                   help="print the table of a run's JSON (one cut off included) and exit")
     args = p.parse_args(argv)
+    if args.table:
+        with open(args.table) as f:
+            saved = json.load(f)
+        print_table(saved["meta"], saved["records"])
+        return 0
     shapes = args.shapes or list(DEFAULT_SHAPES)
     if args.draw > 0:
         shapes = draw_shapes(args.draw, args.draw_seed)
@@ -206,6 +213,9 @@ def main(argv=None):
     except Exception as e:  # noqa: BLE001 - report and run ssmtune alone
         progress(f"mamba_ssm unavailable: {e}")
     flush = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
+            "python": platform.python_version(), "seed": seed, "reps": args.reps,
+            "timing": args.timing}
     flag_sets = {"off": [False], "on": [True], "both": [False, True]}[args.flags]
     records = []
     for shape in shapes:
@@ -229,16 +239,25 @@ def main(argv=None):
                                          for k in grads["ssmtune"]}
             records.append(rec)
             progress(json.dumps(rec))
+            # Rewritten after every shape: a run cut off by a time limit keeps what it timed
+            # (`--table FILE` prints it).
+            write_json(args.json, meta, records)
             del inp, dout, grads
             torch.cuda.empty_cache()
-    meta = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__,
-            "python": platform.python_version(), "seed": seed, "reps": args.reps,
-            "timing": args.timing}
-    with open(args.json, "w") as f:
+    print_table(meta, records)
+    return 0
+
+
+def write_json(path, meta, records):
+    with open(path, "w") as f:
         json.dump({"meta": meta, "records": records}, f, indent=1)
-    how = "CUDA events around each call" if args.timing == "events" else \
+
+
+def print_table(meta, records):
+    how = "CUDA events around each call" if meta["timing"] == "events" else \
         "summed GPU work of each call (torch.profiler)"
-    print(f"GPU {meta['gpu']}, seed {seed}, median of {args.reps}, L2 flushed, {how}; ms\n")
+    print(f"GPU {meta['gpu']}, seed {meta['seed']}, median of {meta['reps']}, L2 flushed, "
+          f"{how}; ms\n")
     print("| shape | flags | mamba fwd | ssmtune fwd | x | mamba bwd | ssmtune bwd | x | "
           "bwd floor | ssmtune x floor | mamba step | ssmtune step | x | max grad diff |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -257,7 +276,6 @@ def main(argv=None):
               f"{cell(s, 'fwd_ms')} | {ratio('fwd_ms')} | {cell(m, 'bwd_ms')} | "
               f"{cell(s, 'bwd_ms')} | {ratio('bwd_ms')} | {r['floor_bwd_ms']:.3f} | {xf} | "
               f"{cell(m, 'step_ms')} | {cell(s, 'step_ms')} | {ratio('step_ms')} | {diff:.2e} |")
-    return 0
 
 
 if __name__ == "__main__":
