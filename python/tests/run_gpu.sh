@@ -4,14 +4,13 @@
 # run split over several device calls); other arguments go to pytest.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-all="test_gpu.py test_gpu_op.py test_gpu_bwd.py test_gpu_bwd_mamba.py test_gpu_tune.py
-  test_gpu_mamba_lm.py test_gpu_step.py"
+suite=(test_gpu.py test_gpu_op.py test_gpu_bwd.py test_gpu_bwd_mamba.py test_gpu_tune.py
+  test_gpu_mamba_lm.py test_gpu_step.py)
 files=()
-for f in ${SSMTUNE_GPU_PY_TESTS:-$all}; do
-  case " $(echo $all) " in
-    *" $f "*) files+=("tests/$f") ;;
-    *) echo "run_gpu.sh: '$f' is not a file of the suite ($(echo $all))" >&2; exit 2 ;;
-  esac
+for f in ${SSMTUNE_GPU_PY_TESTS:-${suite[*]}}; do
+  [[ " ${suite[*]} " == *" $f "* ]] || {
+    echo "run_gpu.sh: '$f' is not a file of the suite (${suite[*]})" >&2; exit 2; }
+  files+=("tests/$f")
 done
 python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null || {
   echo "SKIPPED: no torch with CUDA"; exit 77; }

@@ -122,10 +122,6 @@ BwdDefault chunked_layout(const Context& x, BwdAcc acc) {
   return {c, reason};
 }
 
-// Few blocks, 8 chunks or more: segments across blocks (multipass), up to
-// about 2048 blocks of at least 2 chunks each. On the H200, exhaustive
-// tunes: (8, 256, 1024, 4) fp32 0.123 ms at 32 segments (8: 0.157; with the block's flags
-// 0.163 against 0.236), (2, 64, 4096, 16) fp32 0.106 at 32 or 128 (8: 0.325).
 // Multipass segments for c's blocks: up to about 2048 blocks in all, at
 // least 2 chunks each (0 or 1: too few chunks to split).
 int64_t multipass_segments(const FwdProblem& f, const BwdConfig& c) {
@@ -133,6 +129,11 @@ int64_t multipass_segments(const FwdProblem& f, const BwdConfig& c) {
   const int64_t n_chunks = (f.seqlen + c.chunk - 1) / c.chunk;
   return std::min<int64_t>({n_chunks / 2, (2048 + blocks - 1) / blocks, 65535});
 }
+
+// Few blocks, 8 chunks or more: segments across blocks (multipass), up to
+// about 2048 blocks of at least 2 chunks each. On the H200, exhaustive
+// tunes: (8, 256, 1024, 4) fp32 0.123 ms at 32 segments (8: 0.157; with the block's flags
+// 0.163 against 0.236), (2, 64, 4096, 16) fp32 0.106 at 32 or 128 (8: 0.325).
 
 void multipass_for_few_blocks(const Context& x, BwdDefault& d) {
   BwdConfig& c = d.config;
@@ -487,8 +488,8 @@ void eight_lanes_at_dstate32(const Context& x, BwdDefault& d) {
     const BwdConfig four = eight_lanes(f, c);
     if (!one_wave_of_3 && check_config(x.p, four, x.limit).is_ok()) {
       c = four;
-      d.reason = "n_split 8 (4 states per thread), d_step 32 (256 threads), chunk 16 (" +
-                 std::to_string(blocks) + " blocks: at 8 states a thread, 3 blocks an SM " +
+      d.reason = lanes_reason(f, c) + " (256 threads), chunk 16 (" + std::to_string(blocks) +
+                 " blocks: at 8 states a thread, 3 blocks an SM " +
                  (blocks <= 2 * int64_t{sm_count} ? "would leave SMs idle"
                                                   : "would take more than one wave") +
                  ")";
