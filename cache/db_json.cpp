@@ -177,9 +177,9 @@ Result<BestEntry> parse_best(const json& j, const std::string& where) {
 
 // The array `name` of the export (absent: empty).
 Result<const json*> section(const json& j, const char* name) {
-  static const json empty = json::array();
+  static const json kEmpty = json::array();
   auto it = j.find(name);
-  if (it == j.end()) return &empty;
+  if (it == j.end()) return &kEmpty;
   if (!it->is_array()) return Status::invalid_argument(std::string(name) + ": expected an array");
   return &*it;
 }

@@ -38,6 +38,9 @@ class DbStack final : public TuningStore {
       : local_(std::move(local)), shared_(std::move(shared)) {}
   DbStack(DbStack&&) noexcept = default;
   DbStack& operator=(DbStack&&) noexcept = default;
+  DbStack(const DbStack&) = delete;
+  DbStack& operator=(const DbStack&) = delete;
+  ~DbStack() override = default;
 
   bool has_local() const { return local_.has_value(); }
   TuningDb& local() { return *local_; }  // requires has_local()

@@ -17,7 +17,7 @@ namespace ssmtune::cache {
 // A timestamp may lead this machine's clock by this much (a clock set to
 // local time as if it were UTC is off by up to 14 hours); more is refused, so
 // a far-future entry cannot win every later merge.
-inline constexpr int64_t kMaxClockSkewSeconds = 24 * 3600;
+inline constexpr int64_t kMaxClockSkewSeconds = int64_t{24} * 3600;
 // Longest time one run may take, ms: anything above is a unit error or junk.
 inline constexpr double kMaxTimeMs = 1e7;
 // Longest text field accepted (device names, keys, versions, details).

@@ -91,6 +91,9 @@ class TuningDb final : public TuningStore {
 
   TuningDb(TuningDb&&) noexcept = default;
   TuningDb& operator=(TuningDb&&) noexcept = default;
+  TuningDb(const TuningDb&) = delete;
+  TuningDb& operator=(const TuningDb&) = delete;
+  ~TuningDb() override = default;
 
   const std::string& path() const { return path_; }
   bool read_only() const { return read_only_; }

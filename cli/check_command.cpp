@@ -58,6 +58,7 @@ void run(const CheckArgs& a) {
             << " configs against the " << ev->reference_kind() << " reference, inputs "
             << a.distribution << " seed " << ev->seed() << "\n";
   std::vector<std::string> keys;
+  keys.reserve(configs.size());
   for (const auto& c : configs) keys.push_back(c.key());
   ev->precompile(keys);
   Table t({"algorithm", "acc", "exp", "config", "rel_l2", "max_abs_rel", "max_rel", "nan_inf",

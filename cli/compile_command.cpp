@@ -24,7 +24,7 @@ namespace {
 
 // Shared memory a block may take on the reference target (sm_90's opt-in
 // maximum); compiling needs no device to ask.
-constexpr size_t kCompileSharedBytes = 227 * 1024;
+constexpr size_t kCompileSharedBytes = size_t{227} * 1024;
 
 struct CompileArgs {
   std::string arch = "sm_90";

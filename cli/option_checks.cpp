@@ -68,7 +68,7 @@ void walk(CLI::App& app) {
 void add_number_checks(CLI::App& app) { walk(app); }
 
 const CLI::Validator& non_negative() {
-  static const CLI::Validator v(
+  static const CLI::Validator kNonNegative(
       [](std::string& s) -> std::string {
         try {
           if (std::stod(s) < 0) return "must be >= 0 (got " + s + ")";
@@ -78,7 +78,7 @@ const CLI::Validator& non_negative() {
         return {};
       },
       "", ">=0");
-  return v;
+  return kNonNegative;
 }
 
 }  // namespace ssmtune::cli

@@ -91,10 +91,12 @@ void Table::print(std::ostream& os, Format format) const {
   };
   line(columns_);
   std::vector<std::string> rule;
+  rule.reserve(width.size());
   for (size_t w : width) rule.emplace_back(w, '-');
   line(rule);
   for (const auto& r : rows_) {
     std::vector<std::string> cells;
+    cells.reserve(r.size());
     for (const auto& v : r) cells.push_back(cell(v));
     line(cells);
   }

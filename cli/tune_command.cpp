@@ -120,6 +120,7 @@ class TuneProgress {
 Status keep_shard(const std::string& shard, std::vector<ParsedProblem>& problems) {
   SSMTUNE_ASSIGN_OR_RETURN(const Shard s, parse_shard(shard));
   std::vector<std::string> keys;
+  keys.reserve(problems.size());
   for (const auto& p : problems) keys.push_back(p.problem->key());
   std::vector<ParsedProblem> kept;
   for (size_t i : shard_positions(keys, s)) kept.push_back(std::move(problems[i]));

@@ -29,7 +29,7 @@ Hasher& Hasher::add_u64(uint64_t v) {
 }
 
 std::string Hasher::hex() const {
-  static const char* kDigits = "0123456789abcdef";
+  static constexpr const char* kDigits = "0123456789abcdef";
   std::string out(32, '0');
   unsigned __int128 s = state_;
   for (int i = 31; i >= 0; --i) {

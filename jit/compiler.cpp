@@ -161,6 +161,7 @@ Result<CompiledProgram> Compiler::compile_uncached(const ProgramSpec& spec,
           describe(std::string(nvrtcGetErrorString(rc)) + " adding name expression '" + e + "'"));
   }
   std::vector<const char*> argv;
+  argv.reserve(options.size());
   for (const auto& o : options) argv.push_back(o.c_str());
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -72,6 +72,8 @@ struct Driver {
 
   int driver_version = 0;  // cuDriverGetVersion, e.g. 13000
 
+// `name` is declared: it cannot be parenthesized.
+// NOLINTNEXTLINE(bugprone-macro-parentheses)
 #define SSMTUNE_DECLARE_DRIVER_FN(name, version) decltype(&::name) name = nullptr;
   SSMTUNE_DRIVER_FUNCTIONS(SSMTUNE_DECLARE_DRIVER_FN)
 #undef SSMTUNE_DECLARE_DRIVER_FN

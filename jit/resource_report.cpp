@@ -43,10 +43,7 @@ std::map<std::string, ResourceUsage> parse_resource_report(const std::string& lo
   std::string line;
   while (std::getline(in, line)) {
     std::smatch m;
-    if (std::regex_search(line, m, kEntry)) {
-      current = m[1].str();
-      out[current].found = true;
-    } else if (std::regex_search(line, m, kProps)) {
+    if (std::regex_search(line, m, kEntry) || std::regex_search(line, m, kProps)) {
       current = m[1].str();
       out[current].found = true;
     } else if (current.empty()) {

@@ -23,6 +23,7 @@ std::vector<const Measurement*> per_config(const std::vector<const Measurement*>
       chosen[m->config_key] = m;
   }
   std::vector<const Measurement*> out;
+  out.reserve(chosen.size());
   for (const auto& [k, m] : chosen) out.push_back(m);
   return out;
 }

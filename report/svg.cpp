@@ -164,16 +164,16 @@ std::string Frame::str() const { return head_ + body_ + "</svg>"; }
 
 std::string ramp_color(double t) {
   // Viridis at 0, 0.25, 0.5, 0.75, 1.
-  static const int stops[5][3] = {
+  static const int kStops[5][3] = {
       {68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
   t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 4;
   const int i = std::min(3, static_cast<int>(t));
   const double f = t - i;
   char buf[8];
   std::snprintf(buf, sizeof buf, "#%02x%02x%02x",
-                static_cast<int>(stops[i][0] + f * (stops[i + 1][0] - stops[i][0])),
-                static_cast<int>(stops[i][1] + f * (stops[i + 1][1] - stops[i][1])),
-                static_cast<int>(stops[i][2] + f * (stops[i + 1][2] - stops[i][2])));
+                static_cast<int>(kStops[i][0] + f * (kStops[i + 1][0] - kStops[i][0])),
+                static_cast<int>(kStops[i][1] + f * (kStops[i + 1][1] - kStops[i][1])),
+                static_cast<int>(kStops[i][2] + f * (kStops[i + 1][2] - kStops[i][2])));
   return buf;
 }
 

@@ -42,10 +42,7 @@ std::vector<int64_t> bwd_layout_key(const ssmtune_bwd_args& layout) {
 PreparedBwdCall::PreparedBwdCall(Runtime* owner, const ssmtune_bwd_args& args,
                                  BwdCallProblem layout, BwdChoice choice,
                                  std::shared_ptr<const bwd::BwdKernel> kernel)
-    : owner_(owner),
-      layout_(std::move(layout)),
-      choice_(std::move(choice)),
-      kernel_(std::move(kernel)) {
+    : owner_(owner), layout_(layout), choice_(std::move(choice)), kernel_(std::move(kernel)) {
   for (int i = 0; i < kBwdTensorCount; ++i) {
     slots_[i] = pointer_slot(layout_.tensors.*kSlots[i], i >= kFirstOutput);
     if (!slots_[i].present && (args.*kArgSlots[i]).rank > 0) {

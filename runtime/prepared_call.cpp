@@ -40,10 +40,7 @@ std::vector<int64_t> layout_key(const ssmtune_fwd_args& layout) {
 
 PreparedCall::PreparedCall(Runtime* owner, CallProblem layout, ConfigChoice choice,
                            std::shared_ptr<const FwdKernel> kernel)
-    : owner_(owner),
-      layout_(std::move(layout)),
-      choice_(std::move(choice)),
-      kernel_(std::move(kernel)) {
+    : owner_(owner), layout_(layout), choice_(std::move(choice)), kernel_(std::move(kernel)) {
   for (int i = 0; i < kFwdTensorCount; ++i)
     slots_[i] = pointer_slot(layout_.tensors.*kSlots[i], i >= kFirstOutput);
 }

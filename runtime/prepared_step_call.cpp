@@ -36,10 +36,7 @@ std::vector<int64_t> step_layout_key(const ssmtune_step_args& layout) {
 
 PreparedStepCall::PreparedStepCall(Runtime* owner, StepCallProblem layout, StepChoice choice,
                                    std::shared_ptr<const step::StepKernel> kernel)
-    : owner_(owner),
-      layout_(std::move(layout)),
-      choice_(std::move(choice)),
-      kernel_(std::move(kernel)) {
+    : owner_(owner), layout_(layout), choice_(std::move(choice)), kernel_(std::move(kernel)) {
   for (int i = 0; i < kStepTensorCount - 1; ++i) {
     const bool written = i == SSMTUNE_STEP_STATE || i == SSMTUNE_STEP_OUT;
     slots_[static_cast<size_t>(i)] = pointer_slot(layout_.tensors.*kSlots[i], written);

@@ -161,8 +161,8 @@ Status check_scratch_alignment(const void* scratch) {
 // forced configs, a read-only database) reuses what the first compiled. Keys
 // hash everything that changes a cubin (sources, options, NVRTC, arch).
 std::shared_ptr<jit::CubinCache> process_memory_cubins() {
-  static const std::shared_ptr<jit::CubinCache> cache = std::make_shared<jit::MemoryCubinCache>();
-  return cache;
+  static const std::shared_ptr<jit::CubinCache> kCache = std::make_shared<jit::MemoryCubinCache>();
+  return kCache;
 }
 
 }  // namespace
@@ -407,7 +407,7 @@ Result<const PreparedCall*> Runtime::prepare_fwd(const ssmtune_fwd_args& layout)
     SSMTUNE_ASSIGN_OR_RETURN(CallProblem call, read_layout(layout));
     SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
     SSMTUNE_ASSIGN_OR_RETURN(const auto* e, impl_->entry_for(impl_->fwd_kernels, call.problem));
-    return std::make_unique<PreparedCall>(this, std::move(call), e->choice, e->kernel);
+    return std::make_unique<PreparedCall>(this, call, e->choice, e->kernel);
   });
 }
 
@@ -491,8 +491,7 @@ Result<const PreparedBwdCall*> Runtime::prepare_bwd(const ssmtune_bwd_args& layo
         SSMTUNE_ASSIGN_OR_RETURN(BwdCallProblem call, read_bwd_layout(layout));
         SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
         SSMTUNE_ASSIGN_OR_RETURN(const auto* e, impl_->entry_for(impl_->bwd_kernels, call.problem));
-        return std::make_unique<PreparedBwdCall>(this, layout, std::move(call), e->choice,
-                                                 e->kernel);
+        return std::make_unique<PreparedBwdCall>(this, layout, call, e->choice, e->kernel);
       });
 }
 
@@ -554,7 +553,7 @@ Result<const PreparedStepCall*> Runtime::prepare_step(const ssmtune_step_args& l
         SSMTUNE_RETURN_IF_ERROR(impl_->context.make_current());
         SSMTUNE_ASSIGN_OR_RETURN(const auto* e,
                                  impl_->entry_for(impl_->step_kernels, call.problem));
-        return std::make_unique<PreparedStepCall>(this, std::move(call), e->choice, e->kernel);
+        return std::make_unique<PreparedStepCall>(this, call, e->choice, e->kernel);
       });
 }
 

@@ -4,7 +4,7 @@
 # every package is already present.
 set -euo pipefail
 packages=(cmake ninja-build g++ pkg-config libsqlite3-dev catch2 libcli11-dev nlohmann-json3-dev
-          clang-format python3 python3-pytest python3-dev python3-venv python3-pip
+          clang-format clang-tidy python3 python3-pytest python3-dev python3-venv python3-pip
           python3-setuptools python3-wheel chromium clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do

@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "core/scope_exit.h"
+
 namespace ssmtune {
 
 CompilePipeline::CompilePipeline(std::vector<PipelineItem> items, PipelineHooks hooks,
@@ -91,12 +93,8 @@ bool CompilePipeline::pending_locked() const {
 std::optional<std::string> CompilePipeline::next(const std::function<bool()>& give_up) {
   std::unique_lock<std::mutex> lock(mu_);
   const double entered = now();
-  struct Waited {  // the time spent here, on every return (mu_ held then)
-    PipelineCounts& c;
-    double entered;
-    const CompilePipeline& p;
-    ~Waited() { c.waited_s += p.now() - entered; }
-  } waited{counts_, entered, *this};
+  // The time spent here, on every return (mu_ held then).
+  const ScopeExit waited([this, entered] { counts_.waited_s += now() - entered; });
   for (;;) {
     // The first item (the default) leads; then the earliest ready config of
     // the lowest rank.

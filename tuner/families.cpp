@@ -7,12 +7,12 @@
 namespace ssmtune {
 
 const std::vector<const KernelFamily*>& all_families() {
-  static const std::vector<const KernelFamily*> families = {
+  static const std::vector<const KernelFamily*> kFamilies = {
       &fwd_family(),
       &bwd_family(),
       &step_family(),
   };
-  return families;
+  return kFamilies;
 }
 
 }  // namespace ssmtune

@@ -2,6 +2,7 @@
 #include "tuner/gpu_timer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "jit/stream.h"
@@ -49,7 +50,9 @@ Result<Timing> GpuTimer::time(const std::function<Status(CUstream)>& launch, CUs
     ms[i] = t;
   }
   std::sort(ms.begin(), ms.end());
-  auto quantile = [&ms](double q) { return ms[static_cast<size_t>(q * (ms.size() - 1) + 0.5)]; };
+  auto quantile = [&ms](double q) {
+    return ms[static_cast<size_t>(std::lround(q * static_cast<double>(ms.size() - 1)))];
+  };
   Timing t;
   t.repeats = repeats;
   t.min_ms = ms.front();

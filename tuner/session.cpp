@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "core/scope_exit.h"
 #include "tuner/candidate_order.h"
 #include "tuner/compile_pipeline.h"
 #include "tuner/selection.h"
@@ -396,10 +397,7 @@ Result<TuneReport> Session::run() {
     Status prepared = Status::ok();
     {
       std::thread worker([this, &started] { started = measurer_.start(key_); });
-      struct Join {
-        std::thread& t;
-        ~Join() { t.join(); }
-      } join{worker};
+      const ScopeExit join([&worker] { worker.join(); });
       prepared = prepare();
     }
     if (!started) {
@@ -433,15 +431,9 @@ Result<TuneReport> Session::run() {
       return s;
     }
   }
-  struct StopGuard {
-    Measurer& m;
-    ~StopGuard() { m.stop(); }
-  } guard{measurer_};
+  const ScopeExit stop([this] { measurer_.stop(); });
   CompilePipeline& pipeline = *pipeline_owner_;
-  struct PipelineGuard {
-    CompilePipeline*& p;
-    ~PipelineGuard() { p = nullptr; }
-  } pipeline_guard{pipeline_};
+  const ScopeExit unset_pipeline([this] { pipeline_ = nullptr; });
   SSMTUNE_RETURN_IF_ERROR(store_.upsert_device(device_record(info_.device)));
   SSMTUNE_RETURN_IF_ERROR(record(stage1_rows_));
   const Versions versions{info_.device.driver_version, info_.device.nvrtc_version,
@@ -495,7 +487,8 @@ Result<TuneReport> Session::run() {
     if (it == per_config.end() || m.repeats > it->second.repeats) per_config[m.config_key] = m;
   }
   std::vector<Measurement> ms;
-  for (auto& [k, m] : per_config) ms.push_back(m);
+  ms.reserve(per_config.size());
+  for (auto& [k, m] : per_config) ms.push_back(std::move(m));
   const Selection sel = select_best(ms, o_.max_error);
   if (sel.found) {
     BestEntry b;

@@ -24,6 +24,7 @@ Result<WorkerClient> WorkerClient::spawn(const std::vector<std::string>& argv) {
   // Built before fork: the child of a process whose other threads compile
   // meanwhile calls only what is safe there (dup2, close, execv, _exit).
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const pid_t pid = fork();

@@ -110,10 +110,13 @@ class [[nodiscard]] Result {
 #define SSMTUNE_CONCAT(a, b) SSMTUNE_CONCAT_INNER(a, b)
 
 // `SSMTUNE_ASSIGN_OR_RETURN(auto x, f());` binds x to f()'s value or returns
-// its error.
+// its error. `lhs` is a declaration and `tmp` a name: neither can be
+// parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define SSMTUNE_ASSIGN_OR_RETURN(lhs, expr) \
   SSMTUNE_ASSIGN_OR_RETURN_IMPL(SSMTUNE_CONCAT(ssmtune_result_, __LINE__), lhs, expr)
 #define SSMTUNE_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                                  \
   if (!tmp.is_ok()) return tmp.status();              \
   lhs = std::move(tmp).value()
+// NOLINTEND(bugprone-macro-parentheses)

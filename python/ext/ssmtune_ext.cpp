@@ -370,7 +370,7 @@ PyCFunction fastcall(F f) {  // through void(*)(): the cast PyMethodDef wants, w
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
 }
 
-PyMethodDef kMethods[] = {
+PyMethodDef methods[] = {
     {"step_prepare", fastcall(step_prepare), METH_FASTCALL,
      "step_prepare(runtime, layout) -> plan (cached per layout by the runtime)"},
     {"step_explain", step_explain, METH_O, "step_explain(plan) -> str"},
@@ -405,20 +405,22 @@ PyMethodDef kMethods[] = {
      "bwd_states_scratch_bytes(plan) -> int (the scratch of a launch given saved states)"},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef kModule = {PyModuleDef_HEAD_INIT,
-                       "_ssmtune_ext",
-                       "ssmtune's C ABI for Python (abi3; ints in, ints out).",
-                       -1,
-                       kMethods,
-                       nullptr,
-                       nullptr,
-                       nullptr,
-                       nullptr};
+PyModuleDef module_def = {PyModuleDef_HEAD_INIT,
+                          "_ssmtune_ext",
+                          "ssmtune's C ABI for Python (abi3; ints in, ints out).",
+                          -1,
+                          methods,
+                          nullptr,
+                          nullptr,
+                          nullptr,
+                          nullptr};
 
 }  // namespace
 
-extern "C" PyMODINIT_FUNC PyInit__ssmtune_ext(void) {
-  PyObject* m = PyModule_Create(&kModule);
+// Python finds the module by this name (PyMODINIT_FUNC declares it extern "C").
+// NOLINTNEXTLINE(bugprone-reserved-identifier, readability-identifier-naming)
+PyMODINIT_FUNC PyInit__ssmtune_ext(void) {
+  PyObject* m = PyModule_Create(&module_def);
   if (m == nullptr) return nullptr;
   if (PyModule_AddIntConstant(m, "NUM_TENSORS", SSMTUNE_FWD_NUM_TENSORS) != 0 ||
       PyModule_AddIntConstant(m, "BWD_NUM_TENSORS", SSMTUNE_BWD_NUM_TENSORS) != 0 ||

@@ -1,5 +1,6 @@
 // Helpers for tests of the tuning database: a temporary directory removed
-// afterwards, sample devices, problem and config keys and measurements.
+// afterwards (support/temp_dir.h), sample devices, problem and config keys and
+// measurements.
 #pragma once
 
 #include <stdlib.h>
@@ -11,31 +12,13 @@
 #include <iterator>
 #include <string>
 
+#include "support/temp_dir.h"
 #include "tuner/fwd/config.h"
 #include "tuner/fwd/problem.h"
 #include "tuner/records.h"
 #include "tuner/records_json.h"
 
 namespace ssmtune::testing {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "ssmtune-test-XXXXXX").string();
-    path_ = mkdtemp(tmpl.data()) != nullptr ? tmpl : std::string();
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

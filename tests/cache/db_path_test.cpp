@@ -20,6 +20,8 @@ class ScopedEnv {
     else
       unsetenv(name);
   }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
   ~ScopedEnv() {
     if (old_)
       setenv(name_, old_->c_str(), 1);

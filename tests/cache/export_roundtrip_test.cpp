@@ -40,7 +40,7 @@ std::vector<std::pair<std::string, std::string>> legal_pairs() {
 }
 
 // Errors for the outputs `names`, with random values.
-std::vector<OutputError> random_errors(std::mt19937_64& rng, std::vector<std::string> names);
+std::vector<OutputError> random_errors(std::mt19937_64& rng, const std::vector<std::string>& names);
 
 double random_number(std::mt19937_64& rng, bool error_measure) {
   switch (rng() % 6) {
@@ -56,14 +56,15 @@ double random_number(std::mt19937_64& rng, bool error_measure) {
 }
 
 std::string random_text(std::mt19937_64& rng) {
-  static const char* kPieces[] = {
+  static const char* const kPieces[] = {
       "H200", " ", "\xc3\xa9", "\xe2\x9c\x93", "\"q\"", "\\", "x", "\xf0\x9f\x9a\x80", ",", "9"};
   std::string s;
   for (int i = static_cast<int>(rng() % 6); i > 0; --i) s += kPieces[rng() % 10];
   return s;
 }
 
-std::vector<OutputError> random_errors(std::mt19937_64& rng, std::vector<std::string> names) {
+std::vector<OutputError> random_errors(std::mt19937_64& rng,
+                                       const std::vector<std::string>& names) {
   std::vector<OutputError> out;
   for (const std::string& n : names) {
     if (rng() % 4 == 0) continue;  // an output left unscored

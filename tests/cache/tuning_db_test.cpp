@@ -515,7 +515,7 @@ TEST_CASE("bad import files are refused with the entry named and change nothing"
                                {"sm_count", 132},
                                {"driver_version", 13000},
                                {"nvrtc_version", "13.0"}}});
-  auto with = [&](json m) {
+  auto with = [&](const json& m) {
     return json{{"application", "ssmtune"},
                 {"format", 1},
                 {"devices", devices},

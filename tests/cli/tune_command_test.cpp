@@ -15,7 +15,7 @@ using testing::run_command;
 const std::string kBin = SSMTUNE_BINARY;
 
 std::string write_shapes(const testing::TempDir& dir) {
-  const std::string path = dir.file("shapes.txt");
+  std::string path = dir.file("shapes.txt");
   std::ofstream(path) << "# five shapes, one twice\n"
                       << "fwd:b1.d8.l16.n4.g1.fp32.vB.vC\n"
                       << "fwd:b1.d8.l32.n4.g1.fp32.vB.vC\n"

@@ -180,8 +180,8 @@ TEST_CASE("the backward matches the fp64 reference and is bitwise reproducible",
   static jit::MemoryCubinCache cache;
   jit::Compiler compiler(jit::TemplateSources::embedded(), &cache);
   const auto dev = require_ok(jit::query_device(0));
-  static const uint64_t seed = std::random_device{}();
-  std::printf("bwd gpu test seed %llu\n", static_cast<unsigned long long>(seed));
+  static const uint64_t kSeed = std::random_device{}();
+  std::printf("bwd gpu test seed %llu\n", static_cast<unsigned long long>(kSeed));
   auto stream = require_ok(jit::Stream::create());
   BwdScratch scratch;
   int case_index = 0;
@@ -189,7 +189,7 @@ TEST_CASE("the backward matches the fp64 reference and is bitwise reproducible",
     ++case_index;
     DYNAMIC_SECTION(cs.name) {
       const BwdProblem& p = cs.p;
-      const uint64_t case_seed = seed + case_index;
+      const uint64_t case_seed = kSeed + case_index;
       const FwdHostInputs in = make_inputs(p.fwd, case_seed);
       const std::vector<double> dout = make_dout(p.fwd, case_seed);
       const std::vector<double> dlast =

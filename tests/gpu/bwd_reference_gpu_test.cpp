@@ -106,24 +106,16 @@ double compare(Env& env, const FwdProblem& p, uint64_t seed, size_t scratch_limi
 TEST_CASE("GPU backward reference agrees with the CPU one for every flag combination",
           "[gpu][bwd]") {
   Env env;
-  static const uint64_t seed = std::random_device{}();
-  std::printf("bwd reference flag grid: seed %llu\n", static_cast<unsigned long long>(seed));
+  static const uint64_t kSeed = std::random_device{}();
+  std::printf("bwd reference flag grid: seed %llu\n", static_cast<unsigned long long>(kSeed));
   double worst = 0;
   int cases = 0;
   for (int m = 0; m < 256; ++m) {
     for (int64_t groups : {1, 2}) {
       FwdProblem p = testing::shape(2, 6, 7, 3, m & 1 ? DType::kBF16 : DType::kF32, groups);
-      bool* flags[] = {&p.variable_b,
-                       &p.variable_c,
-                       &p.has_d,
-                       &p.has_z,
-                       &p.has_delta_bias,
-                       &p.delta_softplus,
-                       &p.return_last_state,
-                       &p.has_initial_state};
-      for (int i = 0; i < 8; ++i) *flags[i] = (m >> i) & 1;
+      testing::set_flags(p, m);
       if (groups == 2 && !p.variable_b && !p.variable_c) continue;
-      worst = std::max(worst, compare(env, p, seed + cases++));
+      worst = std::max(worst, compare(env, p, kSeed + cases++));
     }
   }
   std::printf("bwd reference flag grid: %d cases, worst rel L2 %.3g\n", cases, worst);
@@ -131,8 +123,8 @@ TEST_CASE("GPU backward reference agrees with the CPU one for every flag combina
 
 TEST_CASE("GPU backward reference agrees with the CPU one on larger odd shapes", "[gpu][bwd]") {
   Env env;
-  static const uint64_t seed = std::random_device{}();
-  std::printf("bwd reference shapes: seed %llu\n", static_cast<unsigned long long>(seed));
+  static const uint64_t kSeed = std::random_device{}();
+  std::printf("bwd reference shapes: seed %llu\n", static_cast<unsigned long long>(kSeed));
   struct Case {
     const char* name;
     FwdProblem p;
@@ -168,7 +160,7 @@ TEST_CASE("GPU backward reference agrees with the CPU one on larger odd shapes",
   for (const Case& c : cases) {
     const size_t limit = c.scratch_limit;
     const int slice = reference_gpu_slice(c.p, limit ? limit : size_t{8} << 30);
-    const double worst = compare(env, c.p, seed + i++, limit, /*twice=*/true);
+    const double worst = compare(env, c.p, kSeed + i++, limit, /*twice=*/true);
     std::printf("%-30s slice %d worst rel L2 %.3g\n", c.name, slice, worst);
   }
 }

@@ -82,6 +82,8 @@ struct Scratch {
     fs::create_directories(dir);
     ::setenv("SSMTUNE_EXE", SSMTUNE_BINARY, 1);
   }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
   ~Scratch() {
     ::unsetenv("SSMTUNE_EXE");
     fs::remove_all(dir);

@@ -27,7 +27,7 @@ namespace {
 // real `ssmtune worker` processes.
 class FaultInjectingMeasurer final : public Measurer {
  public:
-  FaultInjectingMeasurer(WorkerOptions real, std::string faulty)
+  FaultInjectingMeasurer(const WorkerOptions& real, std::string faulty)
       : real_(real), faulty_key_(std::move(faulty)) {
     WorkerOptions f = real;
     f.exe = SSMTUNE_FAULT_WORKER;

@@ -6,7 +6,7 @@ namespace ssmtune::jit {
 namespace {
 
 // Verbatim from NVRTC 13.0 (-Xptxas=-v, sm_90).
-const char* kLog = R"(ptxas info    : 0 bytes gmem
+const char* const kLog = R"(ptxas info    : 0 bytes gmem
 ptxas info    : Compiling entry function '_Z1kIfLi4EEvPT_' for 'sm_90'
 ptxas info    : Function properties for _Z1kIfLi4EEvPT_
 ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads

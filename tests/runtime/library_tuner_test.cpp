@@ -6,8 +6,6 @@
 // budget from the environment.
 #include "runtime/library_tuner.h"
 
-#include <unistd.h>
-
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -18,6 +16,7 @@
 #include <string>
 
 #include "cache/tuning_db.h"
+#include "support/temp_dir.h"
 #include "support/test_family.h"
 
 namespace ssmtune {
@@ -107,21 +106,10 @@ class ToyFamily final : public KernelFamily {
 };
 
 // A directory of its own per test, removed at the end.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name)
-      : path(fs::temp_directory_path() /
-             ("ssmtune_library_tuner_" + std::to_string(::getpid()) + "_" + name)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
 // A stand-in `ssmtune worker`: logs its arguments, greets with a device,
 // then answers each request with an ok measurement (i2 fastest).
 fs::path write_worker(const fs::path& dir, const fs::path& log) {
-  const fs::path exe = dir / "ssmtune";
+  fs::path exe = dir / "ssmtune";
   std::ofstream(exe)
       << "#!/bin/sh\n"
       << "echo \"$@\" >> " << log.string() << "\n"
@@ -166,9 +154,10 @@ LibraryTunerOptions options_for(const fs::path& dir, const fs::path& worker) {
 
 TEST_CASE("a library tune runs the session in process and records measurements and the best",
           "[runtime][tuner]") {
-  TempDir dir("session");
-  const fs::path log = dir.path / "worker.log";
-  LibraryTuner tuner(options_for(dir.path, write_worker(dir.path, log)), testing::test_sources());
+  const testing::TempDir tmp_dir;
+  const fs::path dir = tmp_dir.path();
+  const fs::path log = dir / "worker.log";
+  LibraryTuner tuner(options_for(dir, write_worker(dir, log)), testing::test_sources());
   ToyFamily family;
   std::map<TuneEvent::Kind, int> events;
   int measured_last = 0;
@@ -199,9 +188,9 @@ TEST_CASE("a library tune runs the session in process and records measurements a
   const std::string argv = read_text(log);
   CHECK(count_lines(argv) == 1);
   CHECK(argv.rfind("worker --problem toy:n8", 0) == 0);
-  CHECK(argv.find("--db " + (dir.path / "tuning.db").string()) != std::string::npos);
+  CHECK(argv.find("--db " + (dir / "tuning.db").string()) != std::string::npos);
 
-  auto db = cache::TuningDb::open((dir.path / "tuning.db").string(), cache::OpenMode::kReadOnly);
+  auto db = cache::TuningDb::open((dir / "tuning.db").string(), cache::OpenMode::kReadOnly);
   REQUIRE(db.is_ok());
   MeasurementFilter f;
   f.problem_key = "toy:n8";
@@ -220,8 +209,9 @@ TEST_CASE("a library tune runs the session in process and records measurements a
 
 TEST_CASE("a cancel ends a library tune early and the best so far is recorded",
           "[runtime][tuner]") {
-  TempDir dir("cancel");
-  LibraryTuner tuner(options_for(dir.path, write_worker(dir.path, dir.path / "worker.log")),
+  const testing::TempDir tmp_dir;
+  const fs::path dir = tmp_dir.path();
+  LibraryTuner tuner(options_for(dir, write_worker(dir, dir / "worker.log")),
                      testing::test_sources());
   ToyFamily family;
   std::atomic<bool> cancel{false};
@@ -241,9 +231,10 @@ TEST_CASE("a cancel ends a library tune early and the best so far is recorded",
 
 TEST_CASE("tune on first use runs once per problem; a failing worker is a note, not an error",
           "[runtime][tuner]") {
-  TempDir dir("first_use");
-  const fs::path log = dir.path / "worker.log";
-  LibraryTuner tuner(options_for(dir.path, write_worker(dir.path, log)), testing::test_sources());
+  const testing::TempDir tmp_dir;
+  const fs::path dir = tmp_dir.path();
+  const fs::path log = dir / "worker.log";
+  LibraryTuner tuner(options_for(dir, write_worker(dir, log)), testing::test_sources());
   ToyFamily family;
   const FirstUseResult first = tuner.tune_on_first_use(family, ToyProblem(10), 5);
   INFO(first.note);
@@ -254,11 +245,12 @@ TEST_CASE("tune on first use runs once per problem; a failing worker is a note, 
   CHECK(again.note.empty());
   CHECK(count_lines(read_text(log)) == 1);
 
-  TempDir bad("first_use_bad");
-  const fs::path failing = bad.path / "ssmtune";
+  const testing::TempDir tmp_bad;
+  const fs::path bad = tmp_bad.path();
+  const fs::path failing = bad / "ssmtune";
   std::ofstream(failing) << "#!/bin/sh\necho '{\"error\":\"no GPU here\"}'\nexit 1\n";
   fs::permissions(failing, fs::perms::owner_all);
-  LibraryTuner broken(options_for(bad.path, failing), testing::test_sources());
+  LibraryTuner broken(options_for(bad, failing), testing::test_sources());
   const FirstUseResult f = broken.tune_on_first_use(family, ToyProblem(11), 5);
   CHECK_FALSE(f.tuned);
   CHECK(f.note.find("tune on first use failed") != std::string::npos);
@@ -275,9 +267,10 @@ TEST_CASE("a library tune needs a database, valid options and a worker program",
   REQUIRE_FALSE(r.is_ok());
   CHECK(r.status().message().find("database") != std::string::npos);
 
-  TempDir dir("errors");
+  const testing::TempDir tmp_dir;
+  const fs::path dir = tmp_dir.path();
   LibraryTunerOptions o;
-  o.db_path = (dir.path / "tuning.db").string();
+  o.db_path = (dir / "tuning.db").string();
   LibraryTuner tuner(o, testing::test_sources());
   TuneOptions bad;
   bad.strategy = "annealing";

@@ -7,7 +7,7 @@
 namespace ssmtune::testing {
 
 const jit::TemplateSources& test_sources() {
-  static const jit::TemplateSources sources = [] {
+  static const jit::TemplateSources kSources = [] {
     auto s =
         jit::TemplateSources::from_directory(std::string(SSMTUNE_SOURCE_DIR) + "/tests/templates");
     if (!s) {
@@ -16,7 +16,7 @@ const jit::TemplateSources& test_sources() {
     }
     return *s;
   }();
-  return sources;
+  return kSources;
 }
 
 std::vector<jit::Instantiation> linear_recurrence_family(const std::vector<int>& items) {

@@ -18,7 +18,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // `values` encoded in `dtype`, with elements `poisoned` overwritten by the
 // poison pattern.
 std::vector<unsigned char> raw(const std::vector<double>& values, DType dtype,
-                               std::vector<size_t> poisoned = {}) {
+                               const std::vector<size_t>& poisoned = {}) {
   std::vector<unsigned char> bytes = encode(values, dtype);
   const std::vector<unsigned char> poison = poison_pattern(dtype);
   for (size_t i : poisoned) std::memcpy(&bytes[i * poison.size()], poison.data(), poison.size());

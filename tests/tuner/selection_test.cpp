@@ -23,8 +23,8 @@ Measurement ok(const std::string& config, double median, double spread, double r
 const std::string& reason_of(const Selection& s, const std::string& config) {
   for (const auto& [m, why] : s.others)
     if (m.config_key == config) return why;
-  static const std::string none = "(not listed)";
-  return none;
+  static const std::string kNone = "(not listed)";
+  return kNone;
 }
 
 TEST_CASE("the fastest config inside its budget is selected", "[tuner]") {

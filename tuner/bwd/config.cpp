@@ -4,16 +4,12 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/int_math.h"
 #include "ssm/bwd/bwd_params.cuh"
 #include "tuner/key_fields.h"
 #include "tuner/state_groups.h"
 
 namespace ssmtune::bwd {
-namespace {
-
-bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
-
-}  // namespace
 
 BwdConfig warp_scan(int chunk, int channels, int warps, BwdAcc acc, BwdExp exp, int groups) {
   BwdConfig ws;
@@ -184,8 +180,8 @@ std::vector<BwdConfig> search_space(const BwdProblem& p, size_t max_shared_bytes
   for (int chunk : {8, 16, 32})
     for (int s = 1; s <= 32 && s <= p.fwd.dstate; s *= 2)
       for (int warps : {1, 2, 4}) {
-        if (s * 8 < p.fwd.dstate && s < 32) continue;  // over 8 states per thread: spills
-        if (s > 1 && s * 2 > p.fwd.dstate) continue;   // under 2 states per thread
+        if (int64_t{s} * 8 < p.fwd.dstate && s < 32) continue;  // over 8 states per thread: spills
+        if (s > 1 && int64_t{s} * 2 > p.fwd.dstate) continue;   // under 2 states per thread
         BwdConfig c;
         c.chunk = chunk;
         c.n_split = s;

@@ -258,7 +258,7 @@ void warp_scan_for_few_states(const Context& x, BwdDefault& d) {
     const int items = f.dstate % 2 == 0 ? 8 : 4;
     int warps = 8;
     while (warps > 1 && channels * warps > wave) warps /= 2;
-    while (warps > 1 && 16 * warps * items >= f.seqlen) warps /= 2;
+    while (warps > 1 && int64_t{16} * warps * items >= f.seqlen) warps /= 2;
     const BwdConfig ws =
         warp_scan(32 * warps * items, channels_a_block(f, 16 / warps), warps, c.acc, c.exp);
     if (check_config(x.p, ws, x.limit).is_ok()) {
@@ -306,7 +306,7 @@ void warp_scan_for_few_channels(const Context& x, BwdDefault& d) {
     // threads share the dB/dC sums over channels).
     const int max_warps = c.acc == BwdAcc::kF32 ? 16 : 8;
     int warps = 1;
-    while (warps < max_warps && 128 * warps < f.seqlen) warps *= 2;
+    while (warps < max_warps && int64_t{128} * warps < f.seqlen) warps *= 2;
     const int wanted_warps = warps;
     BwdConfig ws;
     for (;; warps /= 2) {

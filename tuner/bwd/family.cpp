@@ -20,6 +20,7 @@
 #include "tuner/fwd/reference_cpu.h"
 #include "tuner/fwd/reference_gpu.h"
 #include "tuner/fwd/search_space.h"
+#include "tuner/typed_family.h"
 
 namespace ssmtune {
 namespace {
@@ -120,7 +121,7 @@ class BwdBench final : public ProblemBench {
  public:
   BwdBench(BwdProblem p, bwd::BwdDeviceProblem dp, bwd::BwdHostGrads ref, bool gpu_ref,
            bool states_given)
-      : p_(std::move(p)),
+      : p_(p),
         dp_(std::move(dp)),
         ref_(std::move(ref)),
         gpu_ref_(gpu_ref),
@@ -150,19 +151,11 @@ class BwdBench final : public ProblemBench {
   bool states_given_;
 };
 
-class BwdFamily final : public KernelFamily {
+class BwdFamily final : public TypedFamily<BwdProblem, BwdFamilyProblem, BwdConfig> {
  public:
   const char* name() const override { return "bwd"; }
   const char* summary() const override {
     return "the selective-scan backward (du, ddelta, dA, dB, dC, dD, dz, ddelta_bias, dh0)";
-  }
-  Result<std::unique_ptr<FamilyProblem>> parse_problem(const std::string& key) const override {
-    SSMTUNE_ASSIGN_OR_RETURN(BwdProblem p, BwdProblem::from_key(key));
-    return std::unique_ptr<FamilyProblem>(new BwdFamilyProblem(std::move(p)));
-  }
-  Result<std::string> canonical_config(const std::string& config) const override {
-    SSMTUNE_ASSIGN_OR_RETURN(BwdConfig c, BwdConfig::from_key(config));
-    return c.key();
   }
   Status check_config(const FamilyProblem& problem, const std::string& config,
                       const jit::DeviceInfo& device) const override {
@@ -249,11 +242,6 @@ class BwdFamily final : public KernelFamily {
     return std::unique_ptr<ProblemBench>(
         new BwdBench(p, std::move(dp), std::move(ref), gpu_ref, options.states_given));
   }
-
- private:
-  static const BwdProblem& get(const FamilyProblem& p) {
-    return static_cast<const BwdFamilyProblem&>(p).get();
-  }
 };
 
 }  // namespace
@@ -280,8 +268,8 @@ const BwdProblem* as_bwd(const FamilyProblem& p) {
 }
 
 const KernelFamily& bwd_family() {
-  static const BwdFamily family;
-  return family;
+  static const BwdFamily kFamily;
+  return kFamily;
 }
 
 }  // namespace ssmtune

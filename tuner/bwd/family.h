@@ -10,7 +10,7 @@ namespace ssmtune {
 
 class BwdFamilyProblem final : public FamilyProblem {
  public:
-  explicit BwdFamilyProblem(bwd::BwdProblem p) : p_(std::move(p)) {}
+  explicit BwdFamilyProblem(const bwd::BwdProblem& p) : p_(p) {}
   const bwd::BwdProblem& get() const { return p_; }
   std::string key() const override { return p_.key(); }
   std::string class_key() const override;

@@ -9,12 +9,12 @@ namespace ssmtune {
 const std::vector<const FwdAlgorithm*>& fwd_algorithms() {
   // The order in which the search space meets them: the chunk-staged
   // algorithms, the pipelined ones, then the time-parallel scans.
-  static const std::vector<const FwdAlgorithm*> table = {
+  static const std::vector<const FwdAlgorithm*> kTable = {
       &sequential_algorithm(), &multipass_algorithm(), &lookback_algorithm(),
       &pipelined_algorithm(),  &split_algorithm(),     &warpscan_algorithm(),
       &blelloch_algorithm(),   &blockscan_algorithm(),
   };
-  return table;
+  return kTable;
 }
 
 const FwdAlgorithm* find_fwd_algorithm(ScanAlgo a) {

@@ -13,6 +13,7 @@
 #include "tuner/fwd/runner.h"
 #include "tuner/fwd/scoring.h"
 #include "tuner/fwd/search_space.h"
+#include "tuner/typed_family.h"
 
 namespace ssmtune {
 namespace {
@@ -62,7 +63,7 @@ class FwdLoaded final : public LoadedConfig {
 
 class FwdBench final : public ProblemBench {
  public:
-  FwdBench(FwdProblem p, FwdDeviceProblem dp) : p_(std::move(p)), dp_(std::move(dp)) {}
+  FwdBench(FwdProblem p, FwdDeviceProblem dp) : p_(p), dp_(std::move(dp)) {}
   const char* reference_kind() const override { return gpu_ref_ ? "gpu fp64" : "cpu fp64"; }
   Result<std::unique_ptr<LoadedConfig>> load(const std::string& config,
                                              const jit::CompiledProgram& program) override {
@@ -81,36 +82,28 @@ class FwdBench final : public ProblemBench {
   bool gpu_ref_ = false;
 };
 
-class FwdFamily final : public KernelFamily {
+class FwdFamily final : public TypedFamily<FwdProblem, FwdFamilyProblem, FwdConfig> {
  public:
   const char* name() const override { return "fwd"; }
   const char* summary() const override {
     return "the selective-scan forward (out, out_z, last_state)";
   }
-  Result<std::unique_ptr<FamilyProblem>> parse_problem(const std::string& key) const override {
-    SSMTUNE_ASSIGN_OR_RETURN(FwdProblem p, FwdProblem::from_key(key));
-    return std::unique_ptr<FamilyProblem>(new FwdFamilyProblem(std::move(p)));
-  }
-  Result<std::string> canonical_config(const std::string& config) const override {
-    SSMTUNE_ASSIGN_OR_RETURN(FwdConfig c, FwdConfig::from_key(config));
-    return c.key();
-  }
   Status check_config(const FamilyProblem& problem, const std::string& config,
                       const jit::DeviceInfo& device) const override {
     SSMTUNE_ASSIGN_OR_RETURN(FwdConfig c, FwdConfig::from_key(config));
-    return ssmtune::check_config(fwd(problem), c, device.max_shared_per_block);
+    return ssmtune::check_config(get(problem), c, device.max_shared_per_block);
   }
   std::vector<SpaceEntry> search_space(const FamilyProblem& problem, const jit::DeviceInfo& device,
                                        const SpaceOptions& options) const override {
     std::vector<SpaceEntry> out;
-    for (const FwdSpaceEntry& e : ssmtune::search_space(fwd(problem), device, options))
+    for (const FwdSpaceEntry& e : ssmtune::search_space(get(problem), device, options))
       out.push_back({e.config.key(), e.pruned, e.reason});
     return out;
   }
   DefaultChoice heuristic_default(const FamilyProblem& problem,
                                   const jit::DeviceInfo& device) const override {
     const FwdDefaultChoice d =
-        ssmtune::heuristic_default(fwd(problem), device.sm_count, device.max_shared_per_block);
+        ssmtune::heuristic_default(get(problem), device.sm_count, device.max_shared_per_block);
     return {d.config.key(), d.reason};
   }
   std::vector<std::string> first_look_order(const std::vector<std::string>& candidates,
@@ -127,13 +120,13 @@ class FwdFamily final : public KernelFamily {
                                  const jit::DeviceInfo& device) const override {
     auto c = FwdConfig::from_key(config);
     if (!c) return c.status().message();
-    return ssmtune::prune_by_resources(fwd(problem), *c, kernels, device);
+    return ssmtune::prune_by_resources(get(problem), *c, kernels, device);
   }
   int resource_rank(const FamilyProblem& problem, const std::string& config,
                     const std::vector<jit::KernelImage>& kernels,
                     const jit::DeviceInfo& device) const override {
     auto c = FwdConfig::from_key(config);
-    return c ? ssmtune::resource_rank(fwd(problem), *c, kernels, device) : 0;
+    return c ? ssmtune::resource_rank(get(problem), *c, kernels, device) : 0;
   }
   bool is_fp64_anchor(const std::string& config) const override {
     auto c = FwdConfig::from_key(config);
@@ -143,7 +136,7 @@ class FwdFamily final : public KernelFamily {
       const FamilyProblem& problem, const std::string& config,
       const jit::DeviceInfo& device) const override {
     SSMTUNE_ASSIGN_OR_RETURN(FwdConfig c, FwdConfig::from_key(config));
-    SSMTUNE_ASSIGN_OR_RETURN(FwdPlan plan, plan_fwd(fwd(problem), c, device.max_shared_per_block));
+    SSMTUNE_ASSIGN_OR_RETURN(FwdPlan plan, plan_fwd(get(problem), c, device.max_shared_per_block));
     return plan.kernels;
   }
   Result<std::unique_ptr<ProblemBench>> make_bench(const FamilyProblem& problem,
@@ -151,7 +144,7 @@ class FwdFamily final : public KernelFamily {
                                                    jit::Compiler& compiler,
                                                    const BenchOptions& options,
                                                    CUstream stream) const override {
-    const FwdProblem& p = fwd(problem);
+    const FwdProblem& p = get(problem);
     const FwdHostInputs inputs = make_inputs(p, options.seed, options.distribution);
     SSMTUNE_ASSIGN_OR_RETURN(FwdDeviceProblem dp, FwdDeviceProblem::upload(inputs));
     auto bench = std::make_unique<FwdBench>(p, std::move(dp));
@@ -165,11 +158,6 @@ class FwdFamily final : public KernelFamily {
     }
     bench->summary_ = summarize_reference(p, bench->ref_);
     return std::unique_ptr<ProblemBench>(std::move(bench));
-  }
-
- private:
-  static const FwdProblem& fwd(const FamilyProblem& p) {
-    return static_cast<const FwdFamilyProblem&>(p).get();
   }
 };
 
@@ -203,8 +191,8 @@ const FwdProblem* as_fwd(const FamilyProblem& p) {
 }
 
 const KernelFamily& fwd_family() {
-  static const FwdFamily family;
-  return family;
+  static const FwdFamily kFamily;
+  return kFamily;
 }
 
 }  // namespace ssmtune

@@ -12,7 +12,7 @@ namespace ssmtune {
 // The forward problem behind the seam's interface.
 class FwdFamilyProblem final : public FamilyProblem {
  public:
-  explicit FwdFamilyProblem(FwdProblem p) : p_(std::move(p)) {}
+  explicit FwdFamilyProblem(const FwdProblem& p) : p_(p) {}
   const FwdProblem& get() const { return p_; }
   std::string key() const override { return p_.key(); }
   std::string class_key() const override;

@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "core/int_math.h"
 #include "tuner/dtype.h"
 #include "tuner/fwd/algorithms.h"
 #include "tuner/fwd/algos/common.h"
@@ -92,7 +93,7 @@ FwdConfig channel_warpscan(const FwdProblem& p, int warps, int groups, size_t ma
 // channel or more (tuner/state_groups.cpp).
 std::optional<FwdConfig> wide_warpscan(const FwdProblem& p, int sm_count, size_t max_shared_bytes) {
   int warps = 1;
-  while (warps < 16 && 32 * warps * kChannelItems < p.seqlen) warps *= 2;
+  while (warps < 16 && int64_t{32} * warps * kChannelItems < p.seqlen) warps *= 2;
   const StateGroups sg = default_state_groups(p.batch * p.dim, p.dstate, p.seqlen, warps, sm_count);
   const FwdConfig g = channel_warpscan(p, sg.warps, sg.groups, max_shared_bytes);
   if (g.n_split > 1 && check_config(p, g, max_shared_bytes).is_ok()) return g;
@@ -416,7 +417,7 @@ FwdDefaultChoice heuristic_default(const FwdProblem& p, int sm_count, size_t max
   // The pipelined kernel wants a sequence long enough for its ring to fill
   // (16 chunks or more).
   const FwdConfig pipe = default_config(p, ScanAlgo::kPipelined, AccType::kF32, max_shared_bytes);
-  const bool ring_fills = p.seqlen >= 16 * pipe.chunk;
+  const bool ring_fills = p.seqlen >= int64_t{16} * pipe.chunk;
   // With at least 16 warps per SM of (channel, split) threads, the
   // sequential scan has no combine overhead and enough parallelism
   // ((8, 1536, 2048, 16): 23 warps per SM on the H200; (1, 2048, 65536, 16)

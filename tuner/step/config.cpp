@@ -4,25 +4,11 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/int_math.h"
 #include "tuner/key_fields.h"
 
 namespace ssmtune::step {
 namespace {
-
-bool is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
-
-int64_t next_pow2(int64_t x) {
-  int64_t p = 1;
-  while (p < x) p *= 2;
-  return p;
-}
-
-// Largest power of two <= x (x >= 1).
-int floor_pow2(int64_t x) {
-  int p = 1;
-  while (2 * p <= x) p *= 2;
-  return p;
-}
 
 int64_t blocks_of(const StepProblem& p, const StepConfig& c) {
   return (p.headdim + c.d_step - 1) / c.d_step * p.heads * p.batch;
@@ -90,8 +76,8 @@ std::vector<StepConfig> search_space(const StepProblem& p) {
         c.vec = vec;
         c.d_step = threads / lanes;
         if (c.d_step < 1) continue;
-        if ((lanes - 1) * vec >= p.dstate) continue;                    // a lane without states
-        if (c.d_step > next_pow2(p.headdim) && c.d_step > 1) continue;  // idle channels
+        if (int64_t{lanes - 1} * vec >= p.dstate) continue;             // a lane without states
+        if (c.d_step > pow2_ceil(p.headdim) && c.d_step > 1) continue;  // idle channels
         if (c.passes(p.dstate) > 8) continue;
         if (check_config(p, c)) out.push_back(c);
       }
@@ -105,8 +91,8 @@ StepDefault default_config(const StepProblem& p, StepAcc acc, int sm_count) {
   StepConfig c;
   c.acc = acc;
   const int bytes = dtype_bytes(p.state_dtype);
-  c.vec = std::min<int>(16 / bytes, floor_pow2(p.dstate));
-  c.lanes = static_cast<int>(std::min<int64_t>(32, next_pow2((p.dstate + c.vec - 1) / c.vec)));
+  c.vec = std::min<int>(16 / bytes, pow2_floor(p.dstate));
+  c.lanes = static_cast<int>(std::min<int64_t>(32, pow2_ceil((p.dstate + c.vec - 1) / c.vec)));
   c.d_step = 128 / c.lanes;
   std::string why = std::to_string(c.vec * bytes) + "-byte state vectors, " +
                     std::to_string(c.lanes) + " lanes a channel (" +

@@ -23,7 +23,8 @@ struct StepConfig {
   int threads() const { return d_step * lanes; }
   // Passes of a channel's lanes over its dstate states.
   int passes(int64_t dstate) const {
-    return static_cast<int>((dstate + lanes * vec - 1) / (lanes * vec));
+    const int64_t per_pass = int64_t{lanes} * vec;
+    return static_cast<int>((dstate + per_pass - 1) / per_pass);
   }
   // "step.D32.L4.V4.fp32".
   std::string key() const;

@@ -10,6 +10,7 @@
 #include "tuner/step/host_inputs.h"
 #include "tuner/step/plan.h"
 #include "tuner/step/runner.h"
+#include "tuner/typed_family.h"
 
 namespace ssmtune {
 namespace {
@@ -69,7 +70,7 @@ class StepLoaded final : public LoadedConfig {
 class StepBench final : public ProblemBench {
  public:
   StepBench(StepProblem p, step::StepDeviceProblem dp, StepRef ref)
-      : p_(std::move(p)), dp_(std::move(dp)), ref_(std::move(ref)) {}
+      : p_(p), dp_(std::move(dp)), ref_(std::move(ref)) {}
   const char* reference_kind() const override { return "cpu fp64"; }
   Result<std::unique_ptr<LoadedConfig>> load(const std::string& config,
                                              const jit::CompiledProgram& program) override {
@@ -86,19 +87,11 @@ class StepBench final : public ProblemBench {
   StepRef ref_;
 };
 
-class StepFamily final : public KernelFamily {
+class StepFamily final : public TypedFamily<StepProblem, StepFamilyProblem, StepConfig> {
  public:
   const char* name() const override { return "step"; }
   const char* summary() const override {
     return "the decode step (one token; the state updated in place; out)";
-  }
-  Result<std::unique_ptr<FamilyProblem>> parse_problem(const std::string& key) const override {
-    SSMTUNE_ASSIGN_OR_RETURN(StepProblem p, StepProblem::from_key(key));
-    return std::unique_ptr<FamilyProblem>(new StepFamilyProblem(std::move(p)));
-  }
-  Result<std::string> canonical_config(const std::string& config) const override {
-    SSMTUNE_ASSIGN_OR_RETURN(StepConfig c, StepConfig::from_key(config));
-    return c.key();
   }
   Status check_config(const FamilyProblem& problem, const std::string& config,
                       const jit::DeviceInfo& /*device*/) const override {
@@ -155,11 +148,6 @@ class StepFamily final : public KernelFamily {
     SSMTUNE_ASSIGN_OR_RETURN(step::StepDeviceProblem dp, step::StepDeviceProblem::upload(in));
     return std::unique_ptr<ProblemBench>(new StepBench(p, std::move(dp), std::move(ref)));
   }
-
- private:
-  static const StepProblem& get(const FamilyProblem& p) {
-    return static_cast<const StepFamilyProblem&>(p).get();
-  }
 };
 
 }  // namespace
@@ -186,8 +174,8 @@ const StepProblem* as_step(const FamilyProblem& p) {
 }
 
 const KernelFamily& step_family() {
-  static const StepFamily family;
-  return family;
+  static const StepFamily kFamily;
+  return kFamily;
 }
 
 }  // namespace ssmtune

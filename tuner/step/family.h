@@ -10,7 +10,7 @@ namespace ssmtune {
 
 class StepFamilyProblem final : public FamilyProblem {
  public:
-  explicit StepFamilyProblem(step::StepProblem p) : p_(std::move(p)) {}
+  explicit StepFamilyProblem(const step::StepProblem& p) : p_(p) {}
   const step::StepProblem& get() const { return p_; }
   std::string key() const override { return p_.key(); }
   std::string class_key() const override { return p_.class_key(); }

@@ -50,11 +50,14 @@ double loss(const FwdHostInputs& in, const std::vector<double>& dout,
 // h ~ 1e-6 and leaves ~1e-8 |L| of rounding) balances both near 1e-11
 // relative: h = 2^-12 (2.4e-4). A power of two keeps x +- k h exact for
 // inputs rounded to fp32 or coarser (their bits end well above 2^-12 *
-// 2^-30), so the step taken is exactly the step divided by.
-std::vector<double> finite_difference(FwdHostInputs in, std::vector<double> FwdHostInputs::*tensor,
+// 2^-30), so the step taken is exactly the step divided by. (In the text h,
+// kStep in the code.)
+std::vector<double> finite_difference(const FwdHostInputs& at,
+                                      std::vector<double> FwdHostInputs::*tensor,
                                       const std::vector<double>& dout,
                                       const std::vector<double>& dlast) {
-  constexpr double h = 0x1.0p-12;
+  constexpr double kStep = 0x1.0p-12;
+  FwdHostInputs in = at;  // one tensor's elements moved in turn
   std::vector<double>& v = in.*tensor;
   std::vector<double> grad(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
@@ -62,11 +65,11 @@ std::vector<double> finite_difference(FwdHostInputs in, std::vector<double> FwdH
     double f[4];
     const int steps[4] = {-2, -1, 1, 2};
     for (int k = 0; k < 4; ++k) {
-      v[i] = x + steps[k] * h;
+      v[i] = x + steps[k] * kStep;
       f[k] = loss(in, dout, dlast);
     }
     v[i] = x;
-    grad[i] = (f[0] - 8 * f[1] + 8 * f[2] - f[3]) / (12 * h);
+    grad[i] = (f[0] - 8 * f[1] + 8 * f[2] - f[3]) / (12 * kStep);
   }
   return grad;
 }
@@ -95,15 +98,7 @@ std::vector<FwdProblem> flag_grid(int64_t seqlen, DType dtype) {
   for (int m = 0; m < 256; ++m) {
     for (int64_t groups : {1, 2}) {
       FwdProblem p = testing::shape(2, 4, seqlen, 3, dtype, groups);
-      bool* flags[] = {&p.variable_b,
-                       &p.variable_c,
-                       &p.has_d,
-                       &p.has_z,
-                       &p.has_delta_bias,
-                       &p.delta_softplus,
-                       &p.return_last_state,
-                       &p.has_initial_state};
-      for (int i = 0; i < 8; ++i) *flags[i] = (m >> i) & 1;
+      testing::set_flags(p, m);
       if (groups == 2 && !p.variable_b && !p.variable_c) continue;
       out.push_back(p);
     }

@@ -25,9 +25,12 @@ inline void launch(unsigned blocks, unsigned threads, const std::function<void()
   }
 }
 }  // namespace ssmtune::bwd_ref_emulation
+// The CUDA keywords, for host code (they are reserved names).
+// NOLINTBEGIN(bugprone-reserved-identifier)
 #define __global__
 #define __device__
 #define __forceinline__ inline
+// NOLINTEND(bugprone-reserved-identifier)
 #define threadIdx (::ssmtune::bwd_ref_emulation::thread_index)
 #define blockIdx (::ssmtune::bwd_ref_emulation::block_index)
 #define blockDim (::ssmtune::bwd_ref_emulation::block_dim)
@@ -161,15 +164,7 @@ TEST_CASE("GPU backward reference kernels, emulated, match the CPU reference", "
   for (int m = 0; m < 256; ++m) {
     for (int64_t groups : {1, 2}) {
       FwdProblem p = testing::shape(2, 10, 7, 3, DType::kF32, groups);
-      bool* flags[] = {&p.variable_b,
-                       &p.variable_c,
-                       &p.has_d,
-                       &p.has_z,
-                       &p.has_delta_bias,
-                       &p.delta_softplus,
-                       &p.return_last_state,
-                       &p.has_initial_state};
-      for (int i = 0; i < 8; ++i) *flags[i] = (m >> i) & 1;
+      testing::set_flags(p, m);
       if (groups == 2 && !p.variable_b && !p.variable_c) continue;
       const uint64_t seed = 300 + cases++;
       const FwdHostInputs in = make_inputs(p, seed);

@@ -58,22 +58,22 @@ TEST_CASE("the scan layout's regions follow each other and sum to its bytes",
     for (int acc : {4, 8})
       for (bool vb : {false, true})
         for (bool vc : {false, true}) {
-          constexpr int n = 16, chunk = 256, d_step = 8, threads = 256;
-          const auto l =
-              ssmtune_kernels::scan_smem_layout(n, chunk, d_step, threads, acc, vb, vc, blelloch);
+          constexpr int kN = 16, kChunk = 256, kDStep = 8, kThreads = 256;
+          const auto l = ssmtune_kernels::scan_smem_layout(kN, kChunk, kDStep, kThreads, acc, vb,
+                                                           vc, blelloch);
           CHECK(l.b == 0);
-          CHECK(l.c == (vb ? 4 * n * chunk : 0));
-          CHECK(l.h == l.c + (vc ? 4 * n * chunk : 0));
-          CHECK(l.a == l.h + acc * d_step * n);
+          CHECK(l.c == (vb ? 4 * kN * kChunk : 0));
+          CHECK(l.h == l.c + (vc ? 4 * kN * kChunk : 0));
+          CHECK(l.a == l.h + acc * kDStep * kN);
           CHECK(l.h % acc == 0);
-          CHECK(l.bytes == l.a + (blelloch ? 2 * acc * threads : 4 * d_step * n));
+          CHECK(l.bytes == l.a + (blelloch ? 2 * acc * kThreads : 4 * kDStep * kN));
           // Several warps a channel: their totals (2 buffers x 2 states x (a, b)) follow, aligned.
           const auto w =
-              ssmtune_kernels::scan_smem_layout(n, chunk, 2, threads, acc, vb, vc, blelloch);
+              ssmtune_kernels::scan_smem_layout(kN, kChunk, 2, kThreads, acc, vb, vc, blelloch);
           if (!blelloch) {
             CHECK(w.x % acc == 0);
-            CHECK(w.x >= w.a + 4 * 2 * n);
-            CHECK(w.bytes == w.x + 8 * (threads / 32) * acc);
+            CHECK(w.x >= w.a + 4 * 2 * kN);
+            CHECK(w.bytes == w.x + 8 * (kThreads / 32) * acc);
           }
         }
 }

@@ -94,7 +94,7 @@ void check_saving(FwdProblem p, int shift, uint64_t seed) {
   const int tiles =
       static_cast<int>(p.groups) *
       ssmtune_kernels::tiles_per_group(static_cast<int>(p.dim_per_group()), Tr::kDStep);
-  constexpr size_t smem_bytes =
+  constexpr size_t kSmemBytes =
       kBlock ? static_cast<size_t>(
                    ssmtune_kernels::blockscan_smem_layout(Tr::kN, Tr::kThreads / 32, 4).bytes)
       : kScan ? static_cast<size_t>(
@@ -104,7 +104,7 @@ void check_saving(FwdProblem p, int shift, uint64_t seed) {
               : 4 * static_cast<size_t>(ssmtune_kernels::chunk_smem_layout(
                                             Tr::kN, Tr::kChunk, Tr::kDStep, Tr::kVarB, Tr::kVarC)
                                             .floats);
-  REQUIRE(smem_bytes <= sizeof ssmtune_kernels::smem_raw);
+  REQUIRE(kSmemBytes <= sizeof ssmtune_kernels::smem_raw);
   // The warp scan over state groups (grid z): each group's y, then their sum.
   constexpr int kGroups = kScan ? Tr::kNSplit : 1;
   std::vector<float> carries(

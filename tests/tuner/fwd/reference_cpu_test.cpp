@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "support/problems.h"
+
 namespace ssmtune {
 namespace {
 
@@ -125,21 +127,8 @@ TEST_CASE("reference matches the closed form for every flag combination", "[tune
   int checked = 0;
   for (DType t : {DType::kF32, DType::kBF16}) {
     for (int m = 0; m < 256; ++m) {
-      FwdProblem p;
-      p.batch = 2;
-      p.dim = 4;
-      p.seqlen = 5;
-      p.dstate = 3;
-      p.dtype = t;
-      bool* flags[] = {&p.variable_b,
-                       &p.variable_c,
-                       &p.has_d,
-                       &p.has_z,
-                       &p.has_delta_bias,
-                       &p.delta_softplus,
-                       &p.return_last_state,
-                       &p.has_initial_state};
-      for (int i = 0; i < 8; ++i) *flags[i] = (m >> i) & 1;
+      FwdProblem p = testing::shape(2, 4, 5, 3, t);
+      testing::set_flags(p, m);
       p.groups = p.variable_b || p.variable_c ? 2 : 1;
       INFO(p.key());
       const FwdHostInputs in = make_inputs(p, 1000 + m, InputDistribution::kLarge);

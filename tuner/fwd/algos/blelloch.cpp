@@ -63,8 +63,8 @@ class Blelloch final : public FwdAlgorithm {
 }  // namespace
 
 const FwdAlgorithm& blelloch_algorithm() {
-  static const Blelloch algo;
-  return algo;
+  static const Blelloch kAlgo;
+  return kAlgo;
 }
 
 }  // namespace ssmtune

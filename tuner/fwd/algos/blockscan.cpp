@@ -73,8 +73,8 @@ class BlockScan final : public FwdAlgorithm {
 }  // namespace
 
 const FwdAlgorithm& blockscan_algorithm() {
-  static const BlockScan algo;
-  return algo;
+  static const BlockScan kAlgo;
+  return kAlgo;
 }
 
 }  // namespace ssmtune

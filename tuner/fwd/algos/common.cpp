@@ -3,21 +3,10 @@
 
 #include <algorithm>
 
+#include "core/int_math.h"
 #include "ssm/fwd_params.cuh"
 
 namespace ssmtune {
-namespace {
-
-bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
-
-}  // namespace
-
-int pow2_floor(int64_t x) {
-  int p = 1;
-  while (p * 2 <= x) p *= 2;
-  return p;
-}
-
 std::string split_layout_rules(const FwdProblem& p, const FwdConfig& c) {
   if (!is_pow2(c.n_split) || c.n_split > 32) return "n_split must be a power of 2 <= 32";
   if (c.n_split > p.dstate) return "n_split exceeds dstate";

@@ -24,9 +24,6 @@ const FwdAlgorithm& blockscan_algorithm();
 // is too short to split.
 int split_segments(const FwdProblem& p, const FwdConfig& c, int64_t blocks, int min_chunks = 4);
 
-// The largest power of 2 <= x (1 for x < 2).
-int pow2_floor(int64_t x);
-
 // Rules of the layouts that split a channel's states over n_split threads
 // (sequential, multipass, lookback, pipelined): empty, or the rule broken.
 std::string split_layout_rules(const FwdProblem& p, const FwdConfig& c);

@@ -42,8 +42,8 @@ class Lookback final : public FwdAlgorithm {
 }  // namespace
 
 const FwdAlgorithm& lookback_algorithm() {
-  static const Lookback algo;
-  return algo;
+  static const Lookback kAlgo;
+  return kAlgo;
 }
 
 }  // namespace ssmtune

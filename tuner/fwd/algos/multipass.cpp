@@ -51,8 +51,8 @@ class MultiPass final : public FwdAlgorithm {
 }  // namespace
 
 const FwdAlgorithm& multipass_algorithm() {
-  static const MultiPass algo;
-  return algo;
+  static const MultiPass kAlgo;
+  return kAlgo;
 }
 
 }  // namespace ssmtune

@@ -4,6 +4,7 @@
 // (ssm/fwd_pipelined.cuh).
 #include <algorithm>
 
+#include "core/int_math.h"
 #include "ssm/fwd_params.cuh"
 #include "tuner/fwd/algos/common.h"
 #include "tuner/fwd/plan.h"
@@ -84,8 +85,8 @@ class Pipelined final : public FwdAlgorithm {
 }  // namespace
 
 const FwdAlgorithm& pipelined_algorithm() {
-  static const Pipelined algo;
-  return algo;
+  static const Pipelined kAlgo;
+  return kAlgo;
 }
 
 }  // namespace ssmtune

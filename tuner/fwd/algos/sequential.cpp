@@ -2,6 +2,7 @@
 // (channel, states), chunks staged in shared memory (ssm/fwd_sequential.cuh).
 #include <algorithm>
 
+#include "core/int_math.h"
 #include "tuner/fwd/algos/common.h"
 
 namespace ssmtune {
@@ -48,8 +49,8 @@ class Sequential final : public FwdAlgorithm {
 }  // namespace
 
 const FwdAlgorithm& sequential_algorithm() {
-  static const Sequential algo;
-  return algo;
+  static const Sequential kAlgo;
+  return kAlgo;
 }
 
 }  // namespace ssmtune

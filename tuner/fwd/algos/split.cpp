@@ -125,8 +125,8 @@ int split_segments(const FwdProblem& p, const FwdConfig& c, int64_t blocks, int 
 }
 
 const FwdAlgorithm& split_algorithm() {
-  static const Split algo;
-  return algo;
+  static const Split kAlgo;
+  return kAlgo;
 }
 
 }  // namespace ssmtune

@@ -122,8 +122,8 @@ class WarpScan final : public FwdAlgorithm {
 }  // namespace
 
 const FwdAlgorithm& warpscan_algorithm() {
-  static const WarpScan algo;
-  return algo;
+  static const WarpScan kAlgo;
+  return kAlgo;
 }
 
 }  // namespace ssmtune
