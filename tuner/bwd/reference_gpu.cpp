@@ -63,6 +63,28 @@ std::vector<jit::Instantiation> reference_gpu_instantiations() {
           {kHeader, "ssmtune_kernels::ssm_bwd_reference_reduce"}};
 }
 
+BwdRefParams reference_gpu_params(const FwdProblem& p, bool has_dlast, int slice) {
+  BwdRefParams r{};
+  r.batch = static_cast<int>(p.batch);
+  r.dim = static_cast<int>(p.dim);
+  r.seqlen = static_cast<int>(p.seqlen);
+  r.dstate = static_cast<int>(p.dstate);
+  r.groups = static_cast<int>(p.groups);
+  r.dim_per_group = static_cast<int>(p.dim_per_group());
+  r.var_b = p.variable_b;
+  r.var_c = p.variable_c;
+  r.has_d = p.has_d;
+  r.has_z = p.has_z;
+  r.has_bias = p.has_delta_bias;
+  r.softplus = p.delta_softplus;
+  r.has_h0 = p.has_initial_state;
+  r.has_dlast = has_dlast;
+  r.slice = slice;
+  r.slices = static_cast<int>((p.dim_per_group() + slice - 1) / slice);
+  r.units = p.batch * p.groups * r.slices;
+  return r;
+}
+
 size_t reference_gpu_scratch_bytes(const FwdProblem& p, int slice) {
   const int64_t slices = (p.dim_per_group() + slice - 1) / slice;
   const size_t units = static_cast<size_t>(p.batch * p.groups * slices);
@@ -107,8 +129,8 @@ Result<BwdHostGrads> reference_backward_gpu(const FwdHostInputs& in,
           ? size_t{1} << 30
           : std::clamp<size_t>(device.total_memory / 8, size_t{256} << 20, size_t{8} << 30);
   const int slice = reference_gpu_slice(p, limit);
-  const int slices = static_cast<int>((p.dim_per_group() + slice - 1) / slice);
-  const long long units = p.batch * p.groups * slices;
+  BwdRefParams r = reference_gpu_params(p, !dlast.empty(), slice);
+  const long long units = r.units;
   const size_t bdl = static_cast<size_t>(p.batch * p.dim * p.seqlen);
   const size_t rows = static_cast<size_t>(p.batch * p.dim);
   const size_t state = rows * static_cast<size_t>(p.dstate);
@@ -151,24 +173,6 @@ Result<BwdHostGrads> reference_backward_gpu(const FwdHostInputs& in,
   // does not wait for.
   SSMTUNE_CU(drv.cuCtxSynchronize());
 
-  BwdRefParams r{};
-  r.batch = static_cast<int>(p.batch);
-  r.dim = static_cast<int>(p.dim);
-  r.seqlen = static_cast<int>(p.seqlen);
-  r.dstate = static_cast<int>(p.dstate);
-  r.groups = static_cast<int>(p.groups);
-  r.dim_per_group = static_cast<int>(p.dim_per_group());
-  r.var_b = p.variable_b;
-  r.var_c = p.variable_c;
-  r.has_d = p.has_d;
-  r.has_z = p.has_z;
-  r.has_bias = p.has_delta_bias;
-  r.softplus = p.delta_softplus;
-  r.has_h0 = p.has_initial_state;
-  r.has_dlast = !dlast.empty();
-  r.slice = slice;
-  r.slices = slices;
-  r.units = units;
   r.u = m.u.as<double>();
   r.delta = m.delta.as<double>();
   r.A = m.A.as<double>();

@@ -10,6 +10,7 @@
 #include "jit/compiler.h"
 #include "jit/device.h"
 #include "jit/program_builder.h"
+#include "ssm/bwd/bwd_reference_params.cuh"
 #include "tuner/bwd/reference_cpu.h"
 
 namespace ssmtune::bwd {
@@ -24,6 +25,10 @@ int reference_gpu_slice(const FwdProblem& p, size_t scratch_limit_bytes);
 // Scratch bytes the reference allocates for `slice` (besides the inputs
 // and the gradients themselves).
 size_t reference_gpu_scratch_bytes(const FwdProblem& p, int slice);
+
+// The reference kernels' sizes and flags for `p` with units of `slice`
+// channels (slices a (batch, group), units in all); every pointer null.
+ssmtune_kernels::BwdRefParams reference_gpu_params(const FwdProblem& p, bool has_dlast, int slice);
 
 // Same contract as reference_backward_cpu (layouts, empty tensors); sizes
 // that do not match in.problem give kInvalidArgument. A context must be

@@ -93,24 +93,9 @@ BwdHostGrads run_emulated(const FwdHostInputs& in, const std::vector<double>& do
   auto ptr = [](std::vector<double>& v) { return v.empty() ? nullptr : v.data(); };
   auto cptr = [](const std::vector<double>& v) { return v.empty() ? nullptr : v.data(); };
 
-  BwdRefParams r{};
-  r.batch = static_cast<int>(p.batch);
-  r.dim = static_cast<int>(p.dim);
-  r.seqlen = static_cast<int>(p.seqlen);
-  r.dstate = static_cast<int>(p.dstate);
-  r.groups = static_cast<int>(p.groups);
-  r.dim_per_group = static_cast<int>(p.dim_per_group());
-  r.var_b = p.variable_b;
-  r.var_c = p.variable_c;
-  r.has_d = p.has_d;
-  r.has_z = p.has_z;
-  r.has_bias = p.has_delta_bias;
-  r.softplus = p.delta_softplus;
-  r.has_h0 = p.has_initial_state;
-  r.has_dlast = !dlast.empty();
-  r.slice = slice;
-  r.slices = slices;
-  r.units = units;
+  BwdRefParams r = reference_gpu_params(p, !dlast.empty(), slice);
+  REQUIRE(r.slices == slices);  // the host side's count, worked out here again
+  REQUIRE(r.units == units);
   r.u = cptr(in.u);
   r.delta = cptr(in.delta);
   r.A = cptr(in.A);
