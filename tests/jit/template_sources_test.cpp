@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "support/temp_dir.h"
+
 namespace ssmtune::jit {
 namespace {
 
@@ -21,8 +23,8 @@ TEST_CASE("embedded templates match the source tree", "[jit]") {
 
 TEST_CASE("an override directory replaces the templates", "[jit]") {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "ssmtune_tmpl_test";
-  fs::remove_all(dir);
+  const testing::TempDir tmp;
+  const fs::path dir = tmp.path();
   fs::create_directories(dir / "sub");
   std::ofstream(dir / "sub" / "x.cuh") << "// x\n";
   std::ofstream(dir / "ignored.txt") << "no";
@@ -37,7 +39,6 @@ TEST_CASE("an override directory replaces the templates", "[jit]") {
   unsetenv("SSMTUNE_TEMPLATE_DIR");
   REQUIRE(d.is_ok());
   CHECK(d->origin() == dir.string());
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a missing override directory is a clear error", "[jit]") {
