@@ -36,7 +36,7 @@ log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 # The build uses GCC's flags; clang-tidy (clang) does not know some of them.
 if ! printf '%s\n' "${files[@]}" |
-  xargs -P "${TIDY_JOBS:-$(nproc)}" -n 4 "$tidy" -p "$build" --quiet \
+  xargs -r -P "${TIDY_JOBS:-$(nproc)}" -n 4 "$tidy" -p "$build" --quiet \
     --extra-arg=-Wno-unknown-warning-option >"$log" 2>&1; then
   grep -E "(error|warning):" "$log" | sort -u
   echo "tidy: findings above (${#files[@]} translation units checked)"

@@ -22,6 +22,19 @@ ScanInputs scan_inputs(const Tensors& t) {
 // z and h0 only then); vec4 is left for the family (it has outputs to check).
 void fill_scan_inputs(const FwdProblem& p, const ScanInputs& in, ssmtune_kernels::SsmFwdParams& k);
 
+// The scan's flags in an fp64 reference's parameter block (the forward's
+// RefParams and the backward's BwdRefParams name them alike).
+template <typename RefParamsT>
+void set_reference_flags(const FwdProblem& p, RefParamsT& r) {
+  r.var_b = p.variable_b;
+  r.var_c = p.variable_c;
+  r.has_d = p.has_d;
+  r.has_z = p.has_z;
+  r.has_bias = p.has_delta_bias;
+  r.softplus = p.delta_softplus;
+  r.has_h0 = p.has_initial_state;
+}
+
 // B/C-shaped strides (B, C, dB, dC): variable, (batch, group, dstate)
 // strides; constant ((dim, dstate) rows), the dim stride and zeros.
 void bc_strides(const TensorArg& a, bool variable, long long& s0, long long& s1, long long& s2);

@@ -134,7 +134,6 @@ int64_t multipass_segments(const FwdProblem& f, const BwdConfig& c) {
 // about 2048 blocks of at least 2 chunks each. On the H200, exhaustive
 // tunes: (8, 256, 1024, 4) fp32 0.123 ms at 32 segments (8: 0.157; with the block's flags
 // 0.163 against 0.236), (2, 64, 4096, 16) fp32 0.106 at 32 or 128 (8: 0.325).
-
 void multipass_for_few_blocks(const Context& x, BwdDefault& d) {
   BwdConfig& c = d.config;
   const int64_t blocks = grid_blocks(x.f, c.d_step);

@@ -8,6 +8,7 @@
 #include "jit/driver.h"
 #include "jit/module.h"
 #include "ssm/bwd/bwd_reference_params.cuh"
+#include "tuner/scan_params.h"
 
 namespace ssmtune::bwd {
 namespace {
@@ -71,13 +72,7 @@ BwdRefParams reference_gpu_params(const FwdProblem& p, bool has_dlast, int slice
   r.dstate = static_cast<int>(p.dstate);
   r.groups = static_cast<int>(p.groups);
   r.dim_per_group = static_cast<int>(p.dim_per_group());
-  r.var_b = p.variable_b;
-  r.var_c = p.variable_c;
-  r.has_d = p.has_d;
-  r.has_z = p.has_z;
-  r.has_bias = p.has_delta_bias;
-  r.softplus = p.delta_softplus;
-  r.has_h0 = p.has_initial_state;
+  set_reference_flags(p, r);
   r.has_dlast = has_dlast;
   r.slice = slice;
   r.slices = static_cast<int>((p.dim_per_group() + slice - 1) / slice);
@@ -86,8 +81,7 @@ BwdRefParams reference_gpu_params(const FwdProblem& p, bool has_dlast, int slice
 }
 
 size_t reference_gpu_scratch_bytes(const FwdProblem& p, int slice) {
-  const int64_t slices = (p.dim_per_group() + slice - 1) / slice;
-  const size_t units = static_cast<size_t>(p.batch * p.groups * slices);
+  const size_t units = static_cast<size_t>(reference_gpu_params(p, false, slice).units);
   const size_t rows = static_cast<size_t>(p.batch * p.dim);
   return sizeof(double) * (units * unit_doubles(p) + rows * (3 * p.dstate + 2));
 }

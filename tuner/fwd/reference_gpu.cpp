@@ -6,6 +6,7 @@
 #include "ssm/fwd_params.cuh"
 #include "tuner/fwd/plan.h"
 #include "tuner/fwd/runner.h"
+#include "tuner/scan_params.h"
 
 namespace ssmtune {
 namespace {
@@ -44,13 +45,7 @@ Result<FwdHostOutputs> reference_fwd_gpu(jit::Compiler& compiler, const std::str
 
   RefParams r{};
   r.p = make_params(p, dp.tensors());
-  r.var_b = p.variable_b;
-  r.var_c = p.variable_c;
-  r.has_d = p.has_d;
-  r.has_z = p.has_z;
-  r.has_bias = p.has_delta_bias;
-  r.softplus = p.delta_softplus;
-  r.has_h0 = p.has_initial_state;
+  set_reference_flags(p, r);
   r.y = y.as<double>();
   r.out_z = out_z.as<double>();
   r.last_state = last.as<double>();
